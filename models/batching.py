@@ -1,11 +1,12 @@
-"""The loop every scorer shares: dedupe -> cache lookup -> sort by length -> batch -> commit.
+"""The loop every scorer shares: dedupe -> cache lookup -> sort -> batch -> commit.
 
 A scorer supplies, per unit of work (a sentence, a prefix/continuation pair, a
-sentence with a target span), a cache key and a length, plus a function that
-scores a list of units in one go. Identical units are scored once; units
-already in the cache are not scored at all; the rest are sorted by length (so
-a batch pads little) and every finished batch is committed to the cache before
-the next starts, which is what makes a killed run resumable.
+sentence with a target span), a cache key and a sort key, plus a function
+that scores a list of units in one go. Identical units are scored once; units
+already in the cache are not scored at all; the rest are sorted (by length, so
+a batch pads little, or by token ids, so texts with a shared beginning meet)
+and every finished batch is committed to the cache before the next starts,
+which is what makes a killed run resumable.
 """
 from __future__ import annotations
 
@@ -28,11 +29,16 @@ class RunStats:
         return dict(self.__dict__)
 
 
-def run_units(units: Sequence, *, keys: Sequence[str], lengths: Sequence[int],
+def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
               desc: str = "scoring") -> tuple[list, RunStats]:
-    """Score `units` (results in input order) with dedupe, cache and length-sorted batches."""
+    """Score `units` (results in input order) with dedupe, cache and sorted batches.
+
+    sort_keys: the order units are scored in. Lengths cut padding; token-id
+    lists (sorted lexicographically) put texts that share a beginning into one
+    batch, so a scorer that runs shared prefixes once can use that.
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, found {batch_size}")
     stats = RunStats(n_units=len(units))
@@ -42,7 +48,7 @@ def run_units(units: Sequence, *, keys: Sequence[str], lengths: Sequence[int],
     stats.n_unique = len(first_index)
     results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
     stats.cache_hits = len(results)
-    todo = sorted((k for k in first_index if k not in results), key=lambda k: lengths[first_index[k]])
+    todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD
     bar = None

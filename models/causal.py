@@ -34,6 +34,13 @@ from models.words import AlignmentError, tokens_in_span, tokens_to_words, word_s
 # logits are exactly `lm_head(hidden)`, so the head can be applied only at the
 # positions we score (no logit scaling or soft-capping to reproduce).
 HEAD_ONLY_WHERE_SCORED = {"llama", "mistral", "qwen2", "gpt2", "gpt_neox"}
+# Architectures that take a custom 4D attention mask and explicit position
+# ids, so several texts can share one packed row and a shared prefix can be
+# run once (tested: llama is SmolLM2, gpt2 the tiny test model). Their texts
+# are sorted by token ids, not length, so that sharers meet in a batch.
+SHARE_PREFIXES = {"llama", "gpt2"}
+MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
+PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
 
 
 @dataclass
@@ -100,22 +107,141 @@ def prepare_units(lm: LanguageModel, prefixes: list[str], continuations: list[st
     return units
 
 
+def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED) -> list[tuple[int, int]]:
+    """(group, shared length) per sequence: which leading tokens it takes from a prefix run once.
+
+    Consecutive sequences form groups; a group's common prefix (kept one token
+    short of its shortest member, so every member keeps a token of its own) is
+    run through the model once. The grouping maximises the token positions
+    saved, sum over groups of (size - 1) * prefix length, by dynamic
+    programming over the split points, so "My sister said that ..." texts share
+    their whole opening rather than a group of every "My ..." text sharing
+    only "My". Length 0 means the sequence is run whole. Sort the sequences by
+    token ids first so that sharers sit next to each other.
+    """
+    n = len(sequences)
+
+    def common(a, b) -> int:
+        k = 0
+        for x, y in zip(a, b):
+            if x != y:
+                break
+            k += 1
+        return k
+
+    adjacent = [common(sequences[i], sequences[i + 1]) for i in range(n - 1)]
+    best = [0] * (n + 1)  # best[j]: most positions saved by grouping sequences[:j]
+    cut: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (start of the last group, its prefix length)
+    for j in range(1, n + 1):
+        best[j], cut[j] = best[j - 1], (j - 1, 0)  # sequence j-1 alone
+        shared, shortest = len(sequences[j - 1]), len(sequences[j - 1])
+        for i in range(j - 2, -1, -1):  # group sequences[i:j]
+            shared = min(shared, adjacent[i])
+            shortest = min(shortest, len(sequences[i]))
+            length = min(shared, shortest - 1)
+            if length < min_shared:
+                break  # a longer group only shares less
+            if best[i] + (j - i - 1) * length > best[j]:
+                best[j], cut[j] = best[i] + (j - i - 1) * length, (i, length)
+    out: list[tuple[int, int]] = [(0, 0)] * n
+    j, group = n, 0
+    while j > 0:
+        i, length = cut[j]
+        out[i:j] = [(group, length)] * (j - i)
+        j, group = i, group + 1
+    return out
+
+
+def _padded(units: list[CausalUnit], device) -> dict:
+    """input_ids and attention_mask of the units, right-padded to the longest."""
+    import torch
+
+    width = max(len(u.ids) for u in units)
+    input_ids = torch.zeros((len(units), width), dtype=torch.long)
+    attention = torch.zeros((len(units), width), dtype=torch.long)
+    for b, unit in enumerate(units):
+        input_ids[b, :len(unit.ids)] = torch.tensor(unit.ids)
+        attention[b, :len(unit.ids)] = 1
+    return {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+
+
+def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
+    """Final hidden states at (rows, cols), each group's shared prefix run once, nothing padded.
+
+    The batch is laid out as segments, a group's prefix followed by each
+    member's remaining tokens (or one unit run whole), packed into rows of
+    about PACK_TOKENS tokens (no padding inside a row, little at its end). A 4D attention mask lets a token see the
+    earlier tokens of its own prefix and its own continuation only, and
+    position ids restart in every segment, so each token is computed from
+    exactly the tokens before it in its own text, as in a whole-text pass
+    (the tree-attention layout of Miao et al. 2024, SpecInfer).
+    """
+    import torch
+
+    # segments: (prefix ids, [(unit, its remaining ids), ...])
+    segments: list[tuple[list, list]] = []
+    for b, (group, length) in enumerate(groups):
+        if length and b > 0 and groups[b - 1] == (group, length):
+            segments[-1][1].append((b, units[b].ids[length:]))
+        else:
+            segments.append((units[b].ids[:length], [(b, units[b].ids[length:])]))
+    # pack segments into rows of about PACK_TOKENS, balanced (largest segment
+    # first into the emptiest row) so that the rows pad little
+    sizes = [len(p) + sum(len(rest) for _, rest in m) for p, m in segments]
+    n_rows = max(1, math.ceil(sum(sizes) / PACK_TOKENS))
+    packed: list[list] = [[] for _ in range(n_rows)]
+    fill = [0] * n_rows
+    for k in sorted(range(len(segments)), key=lambda k: -sizes[k]):
+        r = fill.index(min(fill))
+        packed[r].append(segments[k])
+        fill[r] += sizes[k]
+    width = max(fill)
+    ids = torch.zeros((n_rows, width), dtype=torch.long)
+    positions = torch.zeros((n_rows, width), dtype=torch.long)
+    seg_of = torch.full((n_rows, width), -1, dtype=torch.long)  # padding: segment -1
+    owner = torch.full((n_rows, width), -1, dtype=torch.long)  # -1: a shared prefix token
+    where: dict[int, list[tuple[int, int]]] = {}  # unit -> (row, column) of each of its tokens
+    for r, row in enumerate(packed):
+        k = 0
+        for s_index, (prefix, members) in enumerate(row):
+            start = k
+            ids[r, k:k + len(prefix)] = torch.tensor(prefix, dtype=torch.long)
+            positions[r, k:k + len(prefix)] = torch.arange(len(prefix))
+            seg_of[r, k:k + len(prefix)] = s_index
+            k += len(prefix)
+            for b, rest in members:
+                ids[r, k:k + len(rest)] = torch.tensor(rest, dtype=torch.long)
+                positions[r, k:k + len(rest)] = torch.arange(len(prefix), len(prefix) + len(rest))
+                seg_of[r, k:k + len(rest)] = s_index
+                owner[r, k:k + len(rest)] = b
+                where[b] = [(r, start + i) for i in range(len(prefix))] + [(r, k + i) for i in range(len(rest))]
+                k += len(rest)
+    column = torch.arange(width)
+    earlier = column[None, :] <= column[:, None]  # (query, key)
+    same_segment = seg_of[:, :, None] == seg_of[:, None, :]
+    visible = (owner[:, None, :] == -1) | (owner[:, None, :] == owner[:, :, None])
+    mask = (earlier[None] & same_segment & visible)[:, None]  # (rows, 1, query, key)
+    device = base.device
+    hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
+                  position_ids=positions.to(device)).last_hidden_state
+    at = [where[r][c] for r, c in zip(rows, cols)]
+    return hidden[[a[0] for a in at], [a[1] for a in at]]
+
+
 def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
     """log P(token | everything before it) for each unit's target tokens, in one padded batch.
 
     Right padding: with a causal mask a real token never attends to the padding
-    after it, so padded and unpadded runs agree (up to float rounding).
+    after it, so padded and unpadded runs agree (up to float rounding). For the
+    architectures in SHARE_PREFIXES, units that begin alike (study stimuli
+    built from one frame, the variants of a forced choice) run their common
+    beginning once (see `_hidden_shared`).
     """
     import torch
 
     model = lm.model
-    width = max(len(u.ids) for u in units)
-    input_ids = torch.zeros((len(units), width), dtype=torch.long)
-    attention = torch.zeros((len(units), width), dtype=torch.long)
     rows, cols, wanted = [], [], []
     for b, unit in enumerate(units):
-        input_ids[b, :len(unit.ids)] = torch.tensor(unit.ids)
-        attention[b, :len(unit.ids)] = 1
         for position in unit.targets:
             if position > 0:  # position 0 has no left context
                 rows.append(b)
@@ -125,13 +251,16 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
     if rows:
         device = model.device
         with torch.inference_mode():
-            ids_d, att_d = input_ids.to(device), attention.to(device)
-            r, c = torch.tensor(rows, device=device), torch.tensor(cols, device=device)
-            if model.config.model_type in HEAD_ONLY_WHERE_SCORED:
-                hidden = model.base_model(input_ids=ids_d, attention_mask=att_d).last_hidden_state
-                logits = model.get_output_embeddings()(hidden[r, c])
+            model_type = lm.model_type
+            groups = shared_prefixes([u.ids for u in units]) if model_type in SHARE_PREFIXES else []
+            if any(length for _, length in groups):
+                logits = model.get_output_embeddings()(
+                    _hidden_packed(model.base_model, units, groups, rows, cols))
+            elif model_type in HEAD_ONLY_WHERE_SCORED:
+                hidden = model.base_model(**_padded(units, device)).last_hidden_state
+                logits = model.get_output_embeddings()(hidden[rows, cols])
             else:
-                logits = model(input_ids=ids_d, attention_mask=att_d).logits[r, c]
+                logits = model(**_padded(units, device)).logits[rows, cols]
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             scored = logprobs[torch.arange(len(wanted), device=device),
                               torch.tensor(wanted, device=device)].cpu().double().numpy()
@@ -156,7 +285,9 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
     namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
                  "scorer": "causal_token_logprobs", "bos": bos}
     keys = [cache_key(namespace, [p, c]) for p, c in zip(prefixes, continuations)]
-    results, stats = run_units(units, keys=keys, lengths=[len(u.ids) for u in units],
+    sort_keys = ([u.ids for u in units] if lm.model_type in SHARE_PREFIXES
+                 else [len(u.ids) for u in units])
+    results, stats = run_units(units, keys=keys, sort_keys=sort_keys,
                                score_batch=lambda batch: forward_logprobs(lm, batch),
                                batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"causal {lm.name}")
@@ -179,7 +310,7 @@ def _whole_texts(texts, items, lm, bos, batch_size, cache_dir, use_cache, progre
 
 
 def score_sentences(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                    batch_size: int = 16, cache_dir=None, use_cache: bool = True,
+                    batch_size: int = 32, cache_dir=None, use_cache: bool = True,
                     progress: bool | None = None) -> pd.DataFrame:
     """log P(text) (natural log, summed over its tokens) per text, one row per item."""
     lm, texts, items, results, stats = _whole_texts(texts, items, lm, bos, batch_size, cache_dir,
@@ -193,7 +324,7 @@ def score_sentences(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: 
 
 
 def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *, items=None,
-                        lm=DEFAULT_MODEL, bos: str = "prepend", batch_size: int = 16,
+                        lm=DEFAULT_MODEL, bos: str = "prepend", batch_size: int = 32,
                         cache_dir=None, use_cache: bool = True,
                         progress: bool | None = None) -> pd.DataFrame:
     """log P(continuation | prefix), e.g. P(" they" | "My sister said").
@@ -226,7 +357,7 @@ def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *
 
 
 def token_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                     batch_size: int = 16, cache_dir=None, use_cache: bool = True,
+                     batch_size: int = 32, cache_dir=None, use_cache: bool = True,
                      progress: bool | None = None) -> pd.DataFrame:
     """One row per token: item, token_index, token (its surface text), start, end, logprob, surprisal_bits."""
     lm, texts, items, results, stats = _whole_texts(texts, items, lm, bos, batch_size, cache_dir,
@@ -243,7 +374,7 @@ def token_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos:
 
 
 def word_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                    on_alignment_error: str = "raise", batch_size: int = 16, cache_dir=None,
+                    on_alignment_error: str = "raise", batch_size: int = 32, cache_dir=None,
                     use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
     """One row per whitespace-delimited word: summed log-prob of its tokens (see models.words).
 

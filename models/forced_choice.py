@@ -112,7 +112,7 @@ def _masked_choice(lm, frames, variants, items, *, slot, span, variant, on_align
 def forced_choice(frames: Sequence[str], variants: Sequence[str], *, items=None, lm=DEFAULT_MODEL,
                   slot: str = DEFAULT_SLOT, span: str = "word", bos: str = "prepend",
                   variant: str = "pll_original", on_alignment_error: str = "nan",
-                  batch_size: int = 16, cache_dir=None, use_cache: bool = True,
+                  batch_size: int = 32, cache_dir=None, use_cache: bool = True,
                   progress: bool | None = None) -> pd.DataFrame:
     """One row per item x variant: logprob, surprisal_bits, n_tokens, probability (sums to 1 per item).
 

@@ -47,6 +47,7 @@ class LanguageModel:
     device: str = "cpu"
     dtype: str = "float32"
     load_weights: Callable[[], Any] | None = field(default=None, repr=False)
+    model_type: str = ""  # transformers' config.model_type ("llama", "bert", ...)
 
     @property
     def model(self):
@@ -174,7 +175,7 @@ def _load_embedded(spec: ModelSpec, torch_dtype) -> LanguageModel:
     version = importlib.metadata.version(SMOLLM_DIST)
     return LanguageModel(spec.name, f"{SMOLLM_DIST}/{spec.model_id}",
                          f"{SMOLLM_DIST}=={version}", "causal", None, tokenizer,
-                         load_weights=load_weights)
+                         load_weights=load_weights, model_type=spec.model_type)
 
 
 def infer_kind(config) -> str:
@@ -226,4 +227,5 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
             f"(offsets), found {type(tokenizer).__name__}")
     found_revision = revision or getattr(config, "_commit_hash", None) or (
         "local" if is_local else "unknown")
-    return LanguageModel(name, load_from, str(found_revision), kind, model, tokenizer)
+    return LanguageModel(name, load_from, str(found_revision), kind, model, tokenizer,
+                         model_type=config.model_type)

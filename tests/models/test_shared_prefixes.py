@@ -1,0 +1,88 @@
+"""Texts that begin alike share one run of their beginning (models.causal, packed rows).
+
+The packed path must give what one whole-text pass per text gives. Both are
+computed here on the same model, with prefix sharing switched off for the
+reference; per-token agreement within 1e-4 (float32 rounding of a
+different summation order, ~1e-5 per token).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import models.causal as causal
+from models.causal import score_continuations, shared_prefixes, token_surprisals
+
+# texts sharing beginnings of different lengths, one sharing nothing, and a
+# forced choice (same frame, four pronouns)
+TEXTS = [
+    "My sister said they would come tomorrow.",
+    "My sister said she would come tomorrow.",
+    "My sister told me that they had left.",
+    "My brother said he was tired after the long shift.",
+    "The dentists said they were busy.",
+    "The dentists said they were busy all week and could not come.",
+    "Each student must hand in the essay before noon.",
+    "Alex said xe would bring xyr notes.",
+    "Alex said they would bring their notes.",
+    "Alex said he would bring his notes.",
+    "Alex said she would bring her notes.",
+]
+
+
+def test_groups_share_the_longest_useful_prefix():
+    # hand-worked: one group over all three shares [1, 2, 3] (3 tokens, kept
+    # below the shortest member's length 4)
+    assert shared_prefixes([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 3, 6, 7]]) == [(0, 3)] * 3
+    # nothing in common: each text runs whole
+    assert [length for _, length in shared_prefixes([[1, 9], [2, 9]])] == [0, 0]
+    # one group of four would share [1, 2] and save 3 * 2 = 6 positions; two
+    # pairs share [1, 2, 3, 4, 5] and [1, 2, 8] and save 5 + 3 = 8, so two pairs it is
+    groups = shared_prefixes([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7], [1, 2, 8, 1], [1, 2, 8, 2]])
+    assert [length for _, length in groups] == [5, 5, 3, 3]
+    assert groups[0][0] == groups[1][0] != groups[2][0] == groups[3][0]
+    # identical texts still keep one token of their own
+    assert [length for _, length in shared_prefixes([[1, 2, 3], [1, 2, 3]])] == [2, 2]
+    # below min_shared, nothing is shared
+    assert [length for _, length in shared_prefixes([[1, 5, 6], [1, 5, 7]], min_shared=3)] == [0, 0]
+    assert shared_prefixes([]) == []
+
+
+def _without_sharing(monkeypatch):
+    monkeypatch.setattr(causal, "SHARE_PREFIXES", set())
+
+
+def _tokens(lm, texts, **kw):
+    return token_surprisals(texts, lm=lm, use_cache=False, **kw)["logprob"].to_numpy()
+
+
+@pytest.mark.parametrize("pack_tokens", [256, 12])  # 12: a batch spreads over several rows
+def test_packed_rows_equal_whole_text_passes_tiny_gpt2(tiny_gpt2, monkeypatch, pack_tokens):
+    monkeypatch.setattr(causal, "PACK_TOKENS", pack_tokens)
+    shared = _tokens(tiny_gpt2, TEXTS)
+    _without_sharing(monkeypatch)
+    plain = _tokens(tiny_gpt2, TEXTS)
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
+
+
+def test_the_shared_path_is_taken(tiny_gpt2, monkeypatch):
+    # guard against the comparison above passing because both runs were plain
+    calls = []
+    original = causal._hidden_packed
+    monkeypatch.setattr(causal, "_hidden_packed", lambda *a: calls.append(1) or original(*a))
+    _tokens(tiny_gpt2, TEXTS)
+    assert calls
+
+
+@pytest.mark.needs_model
+def test_packed_rows_equal_whole_text_passes_smollm2(smollm, monkeypatch):
+    prefixes = ["My sister said", "My sister said", "My sister said", "My sister said", "The dentists said"]
+    continuations = [" he would come.", " she would come.", " they would come.", " xe would come.",
+                     " they were busy."]
+    shared = _tokens(smollm, TEXTS, bos="prepend")
+    shared_cont = score_continuations(prefixes, continuations, lm=smollm, use_cache=False)
+    _without_sharing(monkeypatch)
+    plain = _tokens(smollm, TEXTS, bos="prepend")
+    plain_cont = score_continuations(prefixes, continuations, lm=smollm, use_cache=False)
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
+    np.testing.assert_allclose(shared_cont["logprob"], plain_cont["logprob"], atol=1e-4, rtol=0)
