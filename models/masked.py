@@ -42,6 +42,11 @@ from models.words import AlignmentError, find_span, tokens_in_span
 PLL_VARIANTS = ("pll_original", "pll_word_l2r")
 MASKED_BOS = "none"  # masked LMs always get their own [CLS]/[SEP]; no extra BOS is added
 DEFAULT_SLOT = "[BLANK]"
+# Architectures whose masked-LM logits are exactly head(final hidden state), so
+# the head runs only at the masked position.
+HEAD_ONLY_AT_MASK = {"bert", "roberta", "xlm-roberta", "camembert"}
+# ...and whose last layer can run at the masked position only (tested: BERT).
+LAST_LAYER_AT_MASK = {"bert"}
 
 
 @dataclass
@@ -97,15 +102,46 @@ def prepare_masked(lm: LanguageModel, texts: list[str], spans: list[tuple[int, i
     return units
 
 
-def _encoder_and_head(model):
-    """(encoder, head) so the head runs only at masked positions; None if the model is unknown."""
+def _first(output):
+    """A layer's hidden states, whether it returns a tuple (transformers 4.x) or a tensor."""
+    return output[0] if isinstance(output, tuple) else output
+
+
+def _final_hidden_at(model, input_ids, attention, at, pos):
+    """Final hidden state at one position per row (the masked one).
+
+    For BERT the last layer is run at that position only: its keys and values
+    come from every position of the layer below, its query, feed-forward and
+    norms from the one position whose output is read. That is what the full
+    layer computes there, without the other positions' work (a quarter of a
+    4-layer BERT). Other architectures run whole.
+    """
+    import torch
+
     base = model.base_model
-    for head_name in ("cls", "lm_head"):
-        head = getattr(model, head_name, None)
-        if head is not None and base is not model and model.config.model_type in (
-                "bert", "roberta", "xlm-roberta", "camembert"):
-            return base, head
-    return None
+    config = model.config
+    if (config.model_type not in LAST_LAYER_AT_MASK
+            or getattr(config, "position_embedding_type", "absolute") != "absolute"):
+        return base(input_ids=input_ids, attention_mask=attention).last_hidden_state[at, pos]
+    dtype = base.embeddings.word_embeddings.weight.dtype
+    # additive mask, broadcast over heads and queries; padding gets the dtype's minimum
+    mask = (1.0 - attention[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+    hidden = base.embeddings(input_ids=input_ids)
+    *lower, last = base.encoder.layer
+    for layer in lower:
+        hidden = _first(layer(hidden, attention_mask=mask))
+    query = hidden[at, pos].unsqueeze(1)
+    context = _first(last.attention.self(query, attention_mask=mask, encoder_hidden_states=hidden))
+    return last.feed_forward_chunk(last.attention.output(context, query))[:, 0]
+
+
+def _head(model):
+    """The masked-LM head, applied only at masked positions."""
+    for name in ("cls", "lm_head"):
+        head = getattr(model, name, None)
+        if head is not None:
+            return head
+    return model.get_output_embeddings()
 
 
 def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) -> list[dict]:
@@ -128,7 +164,7 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) ->
     order = sorted(range(len(rows)), key=lambda r: len(rows[r][0]))
     values = np.empty(len(rows))
     model = lm.model
-    split = _encoder_and_head(model)
+    head = _head(model)
     device = model.device
     with torch.inference_mode():
         for start in range(0, len(order), max_rows):
@@ -142,10 +178,8 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) ->
             ids_d, att_d = input_ids.to(device), attention.to(device)
             at = torch.arange(len(chunk), device=device)
             pos = torch.tensor([rows[r][1] for r in chunk], device=device)
-            if split is not None:
-                encoder, head = split
-                hidden = encoder(input_ids=ids_d, attention_mask=att_d).last_hidden_state
-                logits = head(hidden[at, pos])
+            if model.config.model_type in HEAD_ONLY_AT_MASK:
+                logits = head(_final_hidden_at(model, ids_d, att_d, at, pos))
             else:
                 logits = model(input_ids=ids_d, attention_mask=att_d).logits[at, pos]
             logprobs = torch.log_softmax(logits.float(), dim=-1)

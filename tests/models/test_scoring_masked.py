@@ -102,3 +102,24 @@ def test_unknown_token_target_raises_or_is_flagged(tiny_bert):
 def test_span_must_occur_exactly_once(tiny_bert):
     with pytest.raises(AlignmentError, match="found it 2 time"):
         pll_span(["the cat saw the dog"], ["the"], lm=tiny_bert, use_cache=False)
+
+
+def test_last_layer_at_the_mask_equals_the_whole_layer(tiny_bert):
+    # the BERT shortcut (last layer run at the masked position only) against
+    # the model's own full pass, on padded rows of different lengths
+    import torch
+
+    from models.masked import _final_hidden_at
+
+    model, tok = tiny_bert.model, tiny_bert.tokenizer
+    assert model.config.model_type == "bert"
+    enc = tok(SENTENCES[:4], padding=True, return_tensors="pt")
+    ids, attention = enc["input_ids"].clone(), enc["attention_mask"]
+    at = torch.arange(4)
+    pos = torch.tensor([1, 2, 3, 4])
+    ids[at, pos] = tok.mask_token_id
+    assert (attention == 0).any(), "the rows must differ in length so that padding is exercised"
+    with torch.inference_mode():
+        full = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state[at, pos]
+        short = _final_hidden_at(model, ids, attention, at, pos)
+    np.testing.assert_allclose(short.numpy(), full.numpy(), atol=1e-5, rtol=0)
