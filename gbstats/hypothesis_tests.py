@@ -6,7 +6,7 @@ different tests can be concatenated, corrected for multiple comparisons with
 
     test, label_a, label_b, n_a, n_b, n_nan_a, n_nan_b, statistic,
     statistic_name, df, p_value, alternative, estimate, estimate_name,
-    ci_low, ci_high, ci_level, effect_size, effect_size_name
+    ci_low, ci_high, ci_level, effect_size, effect_size_name, warning
 
 - `estimate` is the quantity the confidence interval is about (difference in
   means, Pearson/Spearman r, rank-biserial correlation).
@@ -15,6 +15,10 @@ different tests can be concatenated, corrected for multiple comparisons with
   `nan_policy="raise"` any missing value is an error. Pass an `ExclusionLog`
   as `exclusions=` to have the removal recorded for the study report as well.
 - `df` is NaN for tests without degrees of freedom.
+- `warning` carries the numerical warnings scipy raised during the test
+  (e.g. precision loss when the data are nearly identical), "" when none, so
+  they travel with the result into the report instead of scrolling past on
+  stderr.
 
 pingouin rounds its `CI95` column to two decimals for display; these
 functions switch that rounding off while they call it, so the CIs are exact.
@@ -22,6 +26,7 @@ functions switch that rounding off while they call it, so the CIs are exact.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,7 +39,7 @@ RESULT_COLUMNS = [
     "test", "label_a", "label_b", "n_a", "n_b", "n_nan_a", "n_nan_b",
     "statistic", "statistic_name", "df", "p_value", "alternative",
     "estimate", "estimate_name", "ci_low", "ci_high", "ci_level",
-    "effect_size", "effect_size_name",
+    "effect_size", "effect_size_name", "warning",
 ]
 ALTERNATIVES = ("two-sided", "less", "greater")
 CORRELATION_METHODS = ("pearson", "spearman")
@@ -60,6 +65,21 @@ def _pingouin_unrounded():
     finally:
         pingouin.options.clear()
         pingouin.options.update(saved)
+
+
+@contextlib.contextmanager
+def _numerical_warnings():
+    """Collect the RuntimeWarnings raised inside (others are passed on), as one string."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield found
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            if str(w.message) not in found:
+                found.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _check_choice(value: str, allowed: Sequence[str], kind: str) -> None:
@@ -114,6 +134,7 @@ def _require_n(values: np.ndarray, minimum: int, label: str, test: str,
 
 def _one_row(**fields) -> pd.DataFrame:
     row = {col: fields.get(col, np.nan) for col in RESULT_COLUMNS}
+    row["warning"] = "; ".join(fields.get("warning", []))
     return pd.DataFrame([row], columns=RESULT_COLUMNS)
 
 
@@ -143,7 +164,7 @@ def welch_ttest(a, b, *, label_a: str = "a", label_b: str = "b",
             "Welch t-test: both samples are constant, so the t statistic is undefined",
             source=f"{label_a} and {label_b}", expected="some variation in at least one sample",
             found=f"all {label_a} = {x[0]!r}, all {label_b} = {y[0]!r}")
-    with _pingouin_unrounded():
+    with _pingouin_unrounded(), _numerical_warnings() as numerical:
         res = pingouin.ttest(x, y, paired=False, alternative=alternative,
                              correction=True, confidence=confidence).iloc[0]
         d = float(pingouin.compute_effsize(x, y, paired=False, eftype="cohen"))
@@ -154,7 +175,7 @@ def welch_ttest(a, b, *, label_a: str = "a", label_b: str = "b",
         statistic_name="t", df=float(res["dof"]), p_value=float(res["p_val"]),
         alternative=alternative, estimate=float(x.mean() - y.mean()),
         estimate_name="mean difference (a - b)", ci_low=ci[0], ci_high=ci[1],
-        ci_level=confidence, effect_size=d, effect_size_name="cohen_d")
+        ci_level=confidence, effect_size=d, effect_size_name="cohen_d", warning=numerical)
 
 
 def mann_whitney(a, b, *, alternative: str = "two-sided", label_a: str = "a",
@@ -186,7 +207,7 @@ def mann_whitney(a, b, *, alternative: str = "two-sided", label_a: str = "a",
             "Mann-Whitney test: every value in both samples is the same, so there is "
             "nothing to rank", source=f"{label_a} and {label_b}",
             expected="at least two distinct values", found=f"all values = {x[0]!r}")
-    with _pingouin_unrounded():
+    with _pingouin_unrounded(), _numerical_warnings() as numerical:
         res = pingouin.mwu(x, y, alternative=alternative).iloc[0]
     rng = np.random.default_rng(seed)
     boot_x = x[rng.integers(0, x.size, size=(n_boot, x.size))]
@@ -201,7 +222,8 @@ def mann_whitney(a, b, *, alternative: str = "two-sided", label_a: str = "a",
         statistic_name="U", p_value=float(res["p_val"]), alternative=alternative,
         estimate=float(res["RBC"]), estimate_name="rank-biserial correlation",
         ci_low=ci_low, ci_high=ci_high, ci_level=confidence,
-        effect_size=float(res["RBC"]), effect_size_name="rank_biserial")
+        effect_size=float(res["RBC"]), effect_size_name="rank_biserial",
+        warning=numerical)
 
 
 def correlation(x, y, *, method: str = "pearson", alternative: str = "two-sided",
@@ -249,7 +271,7 @@ def correlation(x, y, *, method: str = "pearson", alternative: str = "two-sided"
             raise DataValidationError(
                 "correlation with a constant sample is undefined", source=label,
                 expected="at least two distinct values", found=f"all values = {values[0]!r}")
-    with _pingouin_unrounded():
+    with _pingouin_unrounded(), _numerical_warnings() as numerical:
         res = pingouin.corr(xs, ys, method=method, alternative=alternative).iloc[0]
     ci = _fisher_ci(float(res["r"]), xs.size, confidence, alternative)
     return _one_row(
@@ -258,7 +280,8 @@ def correlation(x, y, *, method: str = "pearson", alternative: str = "two-sided"
         statistic=float(res["r"]), statistic_name="r", df=float(xs.size - 2),
         p_value=float(res["p_val"]), alternative=alternative, estimate=float(res["r"]),
         estimate_name=f"{method} r", ci_low=ci[0], ci_high=ci[1], ci_level=confidence,
-        effect_size=float(res["r"]), effect_size_name=f"{method}_r")
+        effect_size=float(res["r"]), effect_size_name=f"{method}_r",
+        warning=numerical)
 
 
 def _fisher_ci(r: float, n: int, confidence: float,

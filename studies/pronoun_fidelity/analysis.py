@@ -167,7 +167,8 @@ def welch_table(results: pd.DataFrame, distractors=WELCH_DISTRACTORS) -> pd.Data
                     test = welch_ttest(acc_a, acc_b, label_a=a, label_b=b).iloc[0]
                     row.update(estimate=test["estimate"], ci_low=test["ci_low"],
                                ci_high=test["ci_high"], t=test["statistic"], df=test["df"],
-                               p_value=test["p_value"], note="")
+                               p_value=test["p_value"],
+                               note=f"numerical: {test['warning']}" if test["warning"] else "")
                 except GbstatsError as exc:
                     row.update(estimate=row["mean_a"] - row["mean_b"], ci_low=np.nan,
                                ci_high=np.nan, t=np.nan, df=np.nan, p_value=np.nan,

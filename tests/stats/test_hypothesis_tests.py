@@ -194,3 +194,16 @@ def test_correlation_one_sided_and_other_levels():
     wide = correlation(x, y, confidence=0.99).iloc[0]
     assert wide["ci_low"] == pytest.approx(
         np.tanh(np.arctanh(r) - stats.norm.ppf(0.995) / np.sqrt(27)), rel=1e-9)
+
+
+def test_numerical_warnings_travel_with_the_result():
+    # nearly identical values make scipy warn of precision loss (catastrophic
+    # cancellation); the warning belongs in the result row, not only on stderr
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # none may escape
+        res = welch_ttest([0.5, 0.5, 0.5 + 1e-12], [0.4, 0.4, 0.4]).iloc[0]
+    assert "precision loss" in res["warning"].lower()
+    clean = welch_ttest([1.0, 2.0, 3.0], [2.0, 3.0, 5.0]).iloc[0]
+    assert clean["warning"] == ""
