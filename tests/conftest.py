@@ -7,14 +7,32 @@ rule applies to R/lme4 (`needs_r`).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _register_helper(name: str) -> None:
+    """Make tests/<name>.py importable as `name` from any test folder.
+
+    With --import-mode=importlib test folders are not on sys.path, so helper
+    modules are registered here, before any test module imports them.
+    """
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+_register_helper("tiny_models")  # the tiny random BERT/GPT-2 builders the scoring tests share
 
 
 def _skip_or_fail(reason: str):

@@ -26,7 +26,14 @@ SENTENCES = [
 ]
 
 
-def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100) -> Path:
+def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100, *, sentences=SENTENCES,
+                    hidden_size: int = 64, intermediate_size: int = 128,
+                    strip_accents: bool | None = None) -> Path:
+    """A 2-layer BERT with random weights and a WordPiece vocabulary trained on `sentences`.
+
+    A small vocabulary makes longer words (firefighter, chairperson) split into
+    pieces. strip_accents=False keeps letters such as Danish æ/ø/å whole.
+    """
     import torch
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
@@ -35,10 +42,9 @@ def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=strip_accents)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    # a small vocabulary, so that longer words (firefighter, chairperson) split into pieces
-    tok.train_from_iterator(SENTENCES, trainers.WordPieceTrainer(vocab_size=vocab_size,
+    tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=vocab_size,
                                                                  special_tokens=specials))
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
@@ -47,8 +53,9 @@ def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100) -> Path:
                              cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     fast.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=fast.vocab_size, hidden_size=64, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=128, max_position_embeddings=64)
+    config = BertConfig(vocab_size=fast.vocab_size, hidden_size=hidden_size, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=intermediate_size,
+                        max_position_embeddings=64)
     BertForMaskedLM(config).eval().save_pretrained(folder)
     return folder
 

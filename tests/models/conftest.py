@@ -5,31 +5,12 @@ once per session (~20-60 s on 2 cores) and only for tests marked needs_model.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 
-def _load_helper(name: str):
-    """Import a helper module that sits next to this file, whatever pytest's import mode.
-
-    With --import-mode=importlib, test folders are not put on sys.path, so the
-    test modules' `from tiny_models import ...` works only because it is
-    registered here, before they are imported.
-    """
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_tiny = _load_helper("tiny_models")
-build_tiny_bert, build_tiny_gpt2 = _tiny.build_tiny_bert, _tiny.build_tiny_gpt2
+from tiny_models import build_tiny_bert, build_tiny_gpt2  # registered by tests/conftest.py
 
 
 @pytest.fixture(scope="session")

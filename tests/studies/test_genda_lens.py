@@ -491,32 +491,15 @@ def test_end_to_end_with_smollm(tmp_path, data_dir):
 
 
 def build_tiny_danish_bert(folder, sentences, seed=0):
-    """A 2-layer BERT with random weights and a WordPiece vocabulary trained on `sentences`.
+    """The shared tiny random BERT (tests/tiny_models.py) with a vocabulary from `sentences`.
 
     No masked LM is reachable offline (DESIGN.md); random weights exercise the masked path
     (pronoun slot masked, candidates scored, PLL perplexity), never its values.
     """
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+    from tiny_models import build_tiny_bert
 
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=False)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=300,
-                                                                 special_tokens=specials))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[(s, tok.token_to_id(s)) for s in ("[CLS]", "[SEP]")])
-    fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                             cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    fast.save_pretrained(folder)
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=fast.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
-    BertForMaskedLM(config).eval().save_pretrained(folder)
-    return folder
+    return build_tiny_bert(folder, seed, 300, sentences=sentences, hidden_size=32,
+                           intermediate_size=64, strip_accents=False)
 
 
 @pytest.mark.slow

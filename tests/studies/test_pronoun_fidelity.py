@@ -356,22 +356,6 @@ def test_small_run_end_to_end(data_dir, tmp_path):
     assert set(predicted) == {best}
 
 
-def _tiny_models_helper():
-    """tests/models/tiny_models.py, imported by path (test folders are not packages)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    name = "tiny_models"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "models" / "tiny_models.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _with_long_positions(folder, model_class, **position_settings):
     """Rebuild a tiny model with room for RUFF's texts (the helper's have 64-128 positions;
     its small vocabulary splits unseen words into many pieces)."""
@@ -391,7 +375,8 @@ def test_two_models_side_by_side_masked_and_causal(data_dir, tmp_path):
     weights, built here; every table has one block per model."""
     from transformers import BertForMaskedLM, GPT2LMHeadModel
 
-    tiny = _tiny_models_helper()
+    import tiny_models as tiny
+
     bert = _with_long_positions(tiny.build_tiny_bert(tmp_path / "bert"), BertForMaskedLM,
                                 max_position_embeddings=512)
     gpt2 = _with_long_positions(tiny.build_tiny_gpt2(tmp_path / "gpt2", bert), GPT2LMHeadModel,

@@ -385,34 +385,16 @@ def test_human_glmm_with_lme4(data_dir):
 # ---------------------------------------------------------------- masked path (tiny BERT)
 
 def build_stimulus_bert(folder, texts, seed: int = 0):
-    """A 2-layer BERT with random weights and a WordPiece vocabulary trained on `texts`.
+    """The shared tiny random BERT (tests/tiny_models.py) with a vocabulary from `texts`.
 
     No masked LM is reachable offline (DESIGN.md). Random weights are enough:
     the test compares the study's P(C | V) with a direct computation of the
     same quantity, never a value that would need a trained model. The
     vocabulary is small, so role nouns split into several pieces.
     """
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+    from tiny_models import build_tiny_bert
 
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=120,
-                                                             special_tokens=specials))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[(s, tok.token_to_id(s))
-                                                 for s in ("[CLS]", "[SEP]")])
-    fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                             cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    fast.save_pretrained(folder)
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=fast.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
-    BertForMaskedLM(config).eval().save_pretrained(folder)
-    return folder
+    return build_tiny_bert(folder, seed, 120, sentences=texts, hidden_size=32, intermediate_size=64)
 
 
 def context_pll_by_hand(folder, text: str, variant: str) -> float:

@@ -388,22 +388,12 @@ def test_sentence_level_choices_are_joined_per_sentence():
     assert (out.loc[out["pronoun_set"] != "xe", "prediction"] == "occupation").all()
 
 
-def _tiny_models():
-    """The scoring tests' tiny-model builders (tests/models/tiny_models.py), by file path."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "models" / "tiny_models.py"
-    spec = importlib.util.spec_from_file_location("winopron_tiny_models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tiny_lms(tmp_path_factory):
     from models.loading import load_scorer
 
-    tiny = _tiny_models()
+    import tiny_models as tiny
+
     bert = tiny.build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
     gpt2 = tiny.build_tiny_gpt2(tmp_path_factory.mktemp("tiny_gpt2"), bert)
     return {"masked": load_scorer(str(bert)), "causal": load_scorer(str(gpt2))}
