@@ -36,9 +36,10 @@ from models.words import AlignmentError, tokens_in_span, tokens_to_words, word_s
 HEAD_ONLY_WHERE_SCORED = {"llama", "mistral", "qwen2", "gpt2", "gpt_neox"}
 # Architectures that take a custom 4D attention mask and explicit position
 # ids, so several texts can share one packed row and a shared prefix can be
-# run once (tested: llama is SmolLM2, gpt2 the tiny test model). Their texts
-# are sorted by token ids, not length, so that sharers meet in a batch.
-SHARE_PREFIXES = {"llama", "gpt2"}
+# run once. Each is tested against whole-text passes on a model of its own
+# (SmolLM2 is llama; tiny random models for the rest). Their texts are sorted
+# by token ids, not length, so that sharers meet in a batch.
+SHARE_PREFIXES = {"llama", "gpt2", "mistral", "qwen2", "gpt_neox"}
 MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
 PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
 
@@ -252,7 +253,11 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
         device = model.device
         with torch.inference_mode():
             model_type = lm.model_type
-            groups = shared_prefixes([u.ids for u in units]) if model_type in SHARE_PREFIXES else []
+            # a custom mask replaces the model's own, sliding-window limit included,
+            # so texts longer than a window are run whole
+            window = getattr(model.config, "sliding_window", None) or math.inf
+            share = model_type in SHARE_PREFIXES and max(len(u.ids) for u in units) <= window
+            groups = shared_prefixes([u.ids for u in units]) if share else []
             if any(length for _, length in groups):
                 logits = model.get_output_embeddings()(
                     _hidden_packed(model.base_model, units, groups, rows, cols))

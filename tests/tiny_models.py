@@ -75,3 +75,27 @@ def build_tiny_gpt2(folder: Path, bert_folder: Path, seed: int = 0) -> Path:
                         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
     GPT2LMHeadModel(config).eval().save_pretrained(folder)
     return folder
+
+
+def build_tiny_causal(folder: Path, bert_folder: Path, model_type: str, seed: int = 0,
+                      **settings) -> Path:
+    """A 2-layer random causal LM of another architecture (llama, mistral, qwen2, gpt_neox)
+    with the tiny BERT's vocabulary, for tests that must hold on each architecture."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(bert_folder)
+    tokenizer.bos_token = "[CLS]"
+    tokenizer.save_pretrained(folder)
+    sizes = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "max_position_embeddings": 128}
+    if model_type != "gpt_neox":
+        sizes["num_key_value_heads"] = 2  # grouped-query attention, as SmolLM2 has
+    config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer),
+                                  bos_token_id=tokenizer.cls_token_id,
+                                  eos_token_id=tokenizer.sep_token_id, **{**sizes, **settings})
+    torch.manual_seed(seed)
+    AutoModelForCausalLM.from_config(config).eval().save_pretrained(folder)
+    return folder

@@ -65,6 +65,23 @@ def test_packed_rows_equal_whole_text_passes_tiny_gpt2(tiny_gpt2, monkeypatch, p
     np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
 
 
+@pytest.mark.parametrize("model_type", sorted(causal.SHARE_PREFIXES - {"gpt2"}))
+def test_packed_rows_equal_whole_text_passes_other_architectures(tiny_bert_dir, tmp_path, monkeypatch,
+                                                                 model_type):
+    # every architecture the engine shares prefixes for must pass this on a model of its own
+    from models.loading import load_scorer
+    from tiny_models import build_tiny_causal
+
+    lm = load_scorer(str(build_tiny_causal(tmp_path / model_type, tiny_bert_dir, model_type)))
+    assert lm.model_type == model_type and model_type in causal.SHARE_PREFIXES
+    monkeypatch.setattr(causal, "PACK_TOKENS", 12)
+    shared = _tokens(lm, TEXTS)
+    assert not np.isnan(shared).any()
+    _without_sharing(monkeypatch)
+    plain = _tokens(lm, TEXTS)
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
+
+
 def test_the_shared_path_is_taken(tiny_gpt2, monkeypatch):
     # guard against the comparison above passing because both runs were plain
     calls = []
@@ -72,6 +89,20 @@ def test_the_shared_path_is_taken(tiny_gpt2, monkeypatch):
     monkeypatch.setattr(causal, "_hidden_packed", lambda *a: calls.append(1) or original(*a))
     _tokens(tiny_gpt2, TEXTS)
     assert calls
+
+
+def test_texts_longer_than_a_sliding_window_are_run_whole(tiny_bert_dir, tmp_path, monkeypatch):
+    # the packed mask replaces the model's own, sliding window included
+    from models.loading import load_scorer
+    from tiny_models import build_tiny_causal
+
+    lm = load_scorer(str(build_tiny_causal(tmp_path / "mistral", tiny_bert_dir, "mistral",
+                                           sliding_window=4)))
+    calls = []
+    original = causal._hidden_packed
+    monkeypatch.setattr(causal, "_hidden_packed", lambda *a: calls.append(1) or original(*a))
+    _tokens(lm, TEXTS)
+    assert not calls
 
 
 @pytest.mark.needs_model
