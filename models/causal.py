@@ -171,11 +171,12 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
 
     The batch is laid out as segments, a group's prefix followed by each
     member's remaining tokens (or one unit run whole), packed into rows of
-    about PACK_TOKENS tokens (no padding inside a row, little at its end). A 4D attention mask lets a token see the
-    earlier tokens of its own prefix and its own continuation only, and
-    position ids restart in every segment, so each token is computed from
-    exactly the tokens before it in its own text, as in a whole-text pass
-    (the tree-attention layout of Miao et al. 2024, SpecInfer).
+    about PACK_TOKENS tokens (no padding inside a row, little at its end). A
+    4D attention mask lets a token see the earlier tokens of its own prefix
+    and its own continuation only, and position ids restart in every segment,
+    so each token is computed from exactly the tokens before it in its own
+    text, as in a whole-text pass (the tree-attention layout of Miao et al.
+    2024, SpecInfer).
     """
     import torch
 
@@ -230,13 +231,14 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
 
 
 def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
-    """log P(token | everything before it) for each unit's target tokens, in one padded batch.
+    """log P(token | everything before it) for each unit's target tokens, in one forward pass.
 
-    Right padding: with a causal mask a real token never attends to the padding
-    after it, so padded and unpadded runs agree (up to float rounding). For the
-    architectures in SHARE_PREFIXES, units that begin alike (study stimuli
-    built from one frame, the variants of a forced choice) run their common
-    beginning once (see `_hidden_shared`).
+    For the architectures in SHARE_PREFIXES, units that begin alike (study
+    stimuli built from one frame, the variants of a forced choice) run their
+    common beginning once, packed without padding (see `_hidden_packed`).
+    Otherwise the batch is right-padded: with a causal mask a real token never
+    attends to the padding after it, so padded and unpadded runs agree (up to
+    float rounding).
     """
     import torch
 

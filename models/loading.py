@@ -47,7 +47,13 @@ class LanguageModel:
     device: str = "cpu"
     dtype: str = "float32"
     load_weights: Callable[[], Any] | None = field(default=None, repr=False)
-    model_type: str = ""  # transformers' config.model_type ("llama", "bert", ...)
+    # transformers' config.model_type ("llama", "bert", ...); given where the
+    # weights load lazily, otherwise read from the loaded model's config
+    model_type: str = ""
+
+    def __post_init__(self):
+        if not self.model_type and self._model is not None:
+            self.model_type = self._model.config.model_type
 
     @property
     def model(self):

@@ -135,13 +135,13 @@ def _final_hidden_at(model, input_ids, attention, at, pos):
     return last.feed_forward_chunk(last.attention.output(context, query))[:, 0]
 
 
-def _head(model):
-    """The masked-LM head, applied only at masked positions."""
-    for name in ("cls", "lm_head"):
-        head = getattr(model, name, None)
-        if head is not None:
-            return head
-    return model.get_output_embeddings()
+def _head(lm: LanguageModel):
+    """The masked-LM head (transform + decoder), if the architecture's logits are exactly
+    head(final hidden state) so it can run at the masked positions only; else None."""
+    if lm.model_type not in HEAD_ONLY_AT_MASK:
+        return None
+    head = getattr(lm.model, "cls", None)
+    return head if head is not None else getattr(lm.model, "lm_head", None)
 
 
 def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) -> list[dict]:
@@ -164,7 +164,7 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) ->
     order = sorted(range(len(rows)), key=lambda r: len(rows[r][0]))
     values = np.empty(len(rows))
     model = lm.model
-    head = _head(model)
+    head = _head(lm)
     device = model.device
     with torch.inference_mode():
         for start in range(0, len(order), max_rows):
@@ -178,7 +178,7 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) ->
             ids_d, att_d = input_ids.to(device), attention.to(device)
             at = torch.arange(len(chunk), device=device)
             pos = torch.tensor([rows[r][1] for r in chunk], device=device)
-            if model.config.model_type in HEAD_ONLY_AT_MASK:
+            if head is not None:
                 logits = head(_final_hidden_at(model, ids_d, att_d, at, pos))
             else:
                 logits = model(input_ids=ids_d, attention_mask=att_d).logits[at, pos]

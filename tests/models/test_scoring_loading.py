@@ -50,3 +50,12 @@ def test_bfloat16_loads_and_is_recorded(tiny_bert_dir):
 
     lm = load_scorer(str(tiny_bert_dir), dtype="bfloat16")
     assert lm.model.dtype == torch.bfloat16 and lm.dtype == "bfloat16"
+
+
+def test_model_type_comes_from_the_loaded_config_when_not_given(tiny_bert):
+    # scorers choose their fast paths by model_type; a LanguageModel built by hand
+    # around loaded weights must not silently lose it
+    from models.loading import LanguageModel
+
+    by_hand = LanguageModel("mine", "mine", "local", "masked", tiny_bert.model, tiny_bert.tokenizer)
+    assert by_hand.model_type == tiny_bert.model.config.model_type == "bert"

@@ -69,16 +69,21 @@ def frame(cell, state, item, variants, logprobs, set_type="2-way"):
         "logprob": logprobs})
 
 
+def actor_actress(score_is):
+    """Scores ln .8 - 30 (actor) and ln .2 - 30 (actress), corpus prior .25 / .75."""
+    scored = frame("actor|Emily|Ohio", "Ohio", "actor|Emily", ["actor", "actress"],
+                   [math.log(.8) - 30, math.log(.2) - 30])
+    prior = pd.DataFrame({"variant": ["actor", "actress"], "prior": [.25, .75]})
+    out = A.frame_probabilities(scored, prior, score_is=score_is)
+    return out.set_index(["method", "variant"])["prob"]
+
+
 def test_three_methods_by_hand_from_a_likelihood():
     # Masked LM, score = log P(C|V): ln .8 - 30 and ln .2 - 30 -> model_likelihood
     # .8 / .2 (a constant shared by the variants cancels).
     # Corpus prior .25 / .75 -> posterior: .8 x .25 = .2 and .2 x .75 = .15,
     # normalised .2 / .35 = 4/7 and .15 / .35 = 3/7.
-    scored = frame("actor|Emily|Ohio", "Ohio", "actor|Emily", ["actor", "actress"],
-                   [math.log(.8) - 30, math.log(.2) - 30])
-    prior = pd.DataFrame({"variant": ["actor", "actress"], "prior": [.25, .75]})
-    out = A.frame_probabilities(scored, prior, score_is="likelihood")
-    out = out.set_index(["method", "variant"])["prob"]
+    out = actor_actress("likelihood")
     assert out[("model_likelihood", "actor")] == pytest.approx(.8)
     assert out[("corpus_prior", "actress")] == pytest.approx(.75)
     assert out[("posterior", "actor")] == pytest.approx(4 / 7)
@@ -91,16 +96,12 @@ def test_three_methods_by_hand_from_a_joint_score():
     # divides the prior out: .8 / .25 = 3.2 and .2 / .75 = 4/15, sum 52/15,
     # normalised 48/52 = 12/13 and 4/52 = 1/13. Multiplying it by the prior again
     # gives back the posterior (Bayes' rule holds among the three methods).
-    scored = frame("actor|Emily|Ohio", "Ohio", "actor|Emily", ["actor", "actress"],
-                   [math.log(.8) - 30, math.log(.2) - 30])
-    prior = pd.DataFrame({"variant": ["actor", "actress"], "prior": [.25, .75]})
-    out = A.frame_probabilities(scored, prior, score_is="joint")
-    out = out.set_index(["method", "variant"])["prob"]
+    out = actor_actress("joint")
     assert out[("posterior", "actor")] == pytest.approx(.8)
     assert out[("model_likelihood", "actor")] == pytest.approx(12 / 13)
     assert out[("model_likelihood", "actress")] == pytest.approx(1 / 13)
     with pytest.raises(UnknownNameError):
-        A.frame_probabilities(scored, prior, score_is="posterior")
+        actor_actress("posterior")
 
 
 def test_average_over_states_by_hand():
