@@ -174,26 +174,23 @@ def run(args) -> dict:
     use_lme4 = args.backend == "lme4" and lme4_available()
     if args.backend == "lme4" and not use_lme4:
         notes.append("R/lme4 is not installed: the lme4 GLMM was skipped.")
-    fits, decays, decay_warnings = {}, {}, []
+    fits, effects = {}, {}
     if len(args.distractors) < 2:
         notes.append("The GLMM needs at least two numbers of distractors; it was skipped.")
     elif use_lme4 or not args.no_bayes:
+        A.unique_instances(results, log)
         for model, rows in results.groupby("model", sort=False):
             say(f"  {model}: {A.GLMM_FORMULA}")
             fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=not args.no_bayes,
                                       draws=args.draws, seed=args.seed)
-            if use_lme4:
-                decay_fit = A.fit_decay_lme4(rows)
-                decays[(model, "lme4")] = A.decay_from_lme4(decay_fit)
-                decay_warnings += [f"GLMM by set {model} [lme4]: {w}" for w in decay_fit.warnings]
-            if "pymc" in fits[model]:
-                decays[(model, "pymc")] = A.decay_from_posterior(fits[model]["pymc"])
+            for backend, fit in fits[model].items():
+                effects[(model, backend)] = A.distractor_effects(fit)
 
     say("[4/4] writing the report")
     out = Path(args.out)
     report = StudyReport(STUDY, out, "Pronoun use fidelity with distractors (RUFF)")
     write_report(report, args, names, counts, samples, no_context, accuracy, welch,
-                 attribution, consistency, fits, A.decay_table(decays), decay_warnings, notes, log)
+                 attribution, consistency, fits, A.effects_table(effects), notes, log)
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "instance_results.csv", index=False)
     prov = provenance(STUDY, seed=args.seed, models=models,
@@ -208,7 +205,7 @@ def run(args) -> dict:
 
 
 def write_report(report, args, names, counts, samples, no_context, accuracy, welch, attribution,
-                 consistency, fits, decay, decay_warnings, notes, log) -> None:
+                 consistency, fits, effects, notes, log) -> None:
     per_seed = samples.groupby(["n_distractors", "seed"]).size()
     report.section("Design", (
         f"Models: {', '.join(f'`{n}`' for n in names)}. Each instance is an introduction "
@@ -229,7 +226,8 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
                   "Accuracy against the number of distractors per pronoun set (mean ± SD over "
                   "seeds; dotted: chance)")
     report.table("welch", welch, "Welch's t-tests of per-seed accuracies (the paper's "
-                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model")
+                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model. "
+                 + A.WELCH_LIMITS)
     report.section("Error attribution", (
         "An error is a *distraction* if the model chose the distractor pronoun, *bias* if it "
         "chose its own context-free choice for that occupation and case, and *other* "
@@ -248,21 +246,22 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
                  "the same context-free choice in both cases")
     if fits:
         report.section("Beyond the paper: logistic mixed model", (
-            f"`{A.GLMM_FORMULA}` per model (n_distractors numeric, `he` and `accusative` as "
-            "references; context_template = the introduction's template). The interaction terms "
-            "are how much faster (negative) or slower than for `he` the log-odds of a correct "
-            "answer fall per added distractor. lme4: Laplace ML, Wald z; pymc: posterior mean, "
-            f"SD and 95% interval ({args.draws} tuning steps and {args.draws} draws per "
-            "chain)."))
-        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness")
-        report.table("decay_by_pronoun_set", decay,
-                     "How fast fidelity decays: change in the log-odds of a correct answer per "
-                     "added distractor, per pronoun set. lme4: the same model refitted as "
-                     f"`{A.DECAY_FORMULA}` (one slope per set, Wald SE and CI); pymc: he's "
-                     "slope plus each set's interaction, draw by draw")
+            f"`{A.GLMM_FORMULA}` per model, fitted on unique instances (an instance drawn by "
+            "several seeds counts once: see Exclusions). `distractors` is a factor (reference: "
+            "the fewest distractors), nested in the pronoun set, so the model assumes no shape "
+            "for the decay: encoder-only models are not monotone in the number of distractors. "
+            "`he` and `accusative` are the references; context_template = the introduction's "
+            "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
+            f"({args.draws} tuning steps and {args.draws} draws per chain)."))
+        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
+                     "(unique instances)")
+        report.table("distractor_effects", effects,
+                     "How fidelity changes with distractors: per pronoun set, the change in the "
+                     "log-odds of a correct answer with k distractors against the fewest "
+                     "(terms pronoun_set<set>:distractors<k> of the GLMM). monotone_decline: "
+                     "False where a set's log-odds rise again as distractors are added")
     report.warnings([f"GLMM {model} [{backend}]: {w}" for model, by_backend in fits.items()
-                     for backend, fit in by_backend.items() for w in fit.warnings]
-                    + decay_warnings)
+                     for backend, fit in by_backend.items() for w in fit.warnings])
     report.exclusions(log)
 
 
