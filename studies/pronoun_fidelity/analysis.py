@@ -21,10 +21,11 @@ from studies.pronoun_fidelity.instances import CASES, PRONOUN_ORDER, PRONOUN_SET
 CHANCE = 1 / len(PRONOUN_SETS)
 GLMM_FORMULA = ("correct ~ n_distractors * pronoun_set + case + (1|occupation) "
                 "+ (1|context_template)")
-# The paper's comparisons (issue 8): adjacent pronoun sets, accusative vs each other case
+# The paper's comparisons (Gautam et al. 2024, Table 5): adjacent pronoun sets plus she vs
+# xe, and accusative vs each other case
 WELCH_COMPARISONS = [("pronoun_set", "he", "she"), ("pronoun_set", "she", "they"),
-                     ("pronoun_set", "they", "xe"), ("case", "accusative", "nominative"),
-                     ("case", "accusative", "possessive")]
+                     ("pronoun_set", "she", "xe"), ("pronoun_set", "they", "xe"),
+                     ("case", "accusative", "nominative"), ("case", "accusative", "possessive")]
 WELCH_DISTRACTORS = (0, 5)
 ATTRIBUTION_CATEGORIES = ("distraction", "bias", "other")
 
@@ -219,12 +220,50 @@ def welch_table(results: pd.DataFrame, distractors=WELCH_DISTRACTORS) -> pd.Data
 # --- no context: preferences and case consistency ------------------------------------
 
 def case_consistency(no_context: pd.DataFrame) -> pd.DataFrame:
+    """One Pearson r per model and pair of cases, as Gautam et al. (2024, Table 5) report it.
+
+    The r is taken over every occupation x pronoun-set cell of the
+    context-free probabilities (p_he, p_she, p_they, p_xe of each occupation
+    in one case against the same cell in the other), so one number says how
+    alike the model's whole context-free distributions are in the two cases.
+    `same_choice_share` is the share of occupations whose context-free choice
+    is the same in both cases. No p-value or interval is given: the 4 cells of
+    an occupation sum to 1 and are not independent, so a Pearson test on them
+    would overstate its n. The per-set view is `case_consistency_by_pronoun_set`.
+    """
+    rows = []
+    cells = [f"p_{s}" for s in PRONOUN_ORDER]
+    for model, per_model in no_context.groupby("model", sort=False):
+        wide_choice = per_model.pivot(index="occupation", columns="case", values="predicted")
+        by_cell = per_model.melt(id_vars=["occupation", "case"], value_vars=cells,
+                                 var_name="cell", value_name="p").pivot(
+            index=["occupation", "cell"], columns="case", values="p")
+        for case_a, case_b in combinations(CASES, 2):
+            if case_a not in wide_choice or case_b not in wide_choice:
+                continue
+            both = wide_choice[[case_a, case_b]].dropna()
+            paired = by_cell[[case_a, case_b]].dropna()
+            row = {"model": model, "case_a": case_a, "case_b": case_b,
+                   "n_occupations": int(paired.index.get_level_values("occupation").nunique()),
+                   "n_cells": len(paired),
+                   "same_choice_share": float((both[case_a] == both[case_b]).mean())
+                   if len(both) else np.nan}
+            varies = len(paired) >= 3 and paired[case_a].std() > 0 and paired[case_b].std() > 0
+            row.update(r=float(np.corrcoef(paired[case_a], paired[case_b])[0, 1])
+                       if varies else np.nan,
+                       note="" if varies else "not computed: fewer than 3 cells or no variation")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "case_a", "case_b", "n_occupations", "n_cells",
+                                       "r", "same_choice_share", "note"])
+
+
+def case_consistency_by_pronoun_set(no_context: pd.DataFrame) -> pd.DataFrame:
     """Pearson r across occupations between two cases' probabilities of a pronoun set.
 
-    For every model, pronoun set and pair of cases (paper, Appendix F), plus
-    the share of occupations whose context-free choice is the same in both
-    cases. A correlation that cannot be computed (fewer than 4 occupations,
-    no variation) gets NaNs and a note.
+    gbstats' finer view of `case_consistency`: for every model, pronoun set
+    and pair of cases, plus the share of occupations whose context-free
+    choice is the same in both cases. A correlation that cannot be computed
+    (fewer than 4 occupations, no variation) gets NaNs and a note.
     """
     from gbstats.hypothesis_tests import correlation
 

@@ -241,9 +241,14 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
     report.table("no_context_preferences", A.preference_summary(no_context),
                  "Occupations whose context-free choice is each pronoun set, by case")
     report.table("case_consistency", consistency,
-                 "Pearson r across occupations between the context-free probabilities of a "
-                 "pronoun set in two cases (Appendix F); same_choice_share: occupations with "
-                 "the same context-free choice in both cases")
+                 "One Pearson r per pair of cases, as in Gautam et al. (2024), Table 5: over "
+                 "every occupation x pronoun-set cell of the context-free probabilities; "
+                 "same_choice_share: occupations with the same context-free choice in both "
+                 "cases. No p-value: an occupation's 4 cells sum to 1, so they are not "
+                 "independent")
+    report.table("case_consistency_by_pronoun_set", A.case_consistency_by_pronoun_set(no_context),
+                 "gbstats' finer view: Pearson r across occupations between the context-free "
+                 "probabilities of one pronoun set in two cases (Appendix F)")
     if fits:
         report.section("Beyond the paper: logistic mixed model", (
             f"`{A.GLMM_FORMULA}` per model, fitted on unique instances (an instance drawn by "
