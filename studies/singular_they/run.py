@@ -91,6 +91,8 @@ def run(args) -> dict:
     notes += backend_notes
     model_fits = A.fit_all_backends(A.MODEL_FORMULA, A.close_gendered_rows(scored), backends,
                                     bayes=not args.no_bayes, draws=args.draws, seed=args.seed)
+    paper_fits = A.fit_all_backends(A.PAPER_FORMULA, A.paper_scale_rows(
+        A.close_gendered_rows(scored)), backends, bayes=False, draws=args.draws, seed=args.seed)
 
     say("[3/5] correlating the model with each group of people")
     for grouping in ("nb_group",):
@@ -116,8 +118,8 @@ def run(args) -> dict:
 
     say("[5/5] writing the report")
     report = StudyReport(STUDY, args.out, "Singular *they*: language model vs. people")
-    write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
-                 comparisons, mann_whitney, simulated, notes, log)
+    write_report(report, args, lm, stimuli, scored, (paper_fits, model_fits), human_fits,
+                 correlations, comparisons, mann_whitney, simulated, notes, log)
     data_files = file_checksums([STIMULI_DIR / "frames.tsv", STIMULI_DIR / "inanimate_controls.tsv"]
                                 + ([args.human] if args.human else [])
                                 + ([args.stimuli] if args.stimuli else []))
@@ -132,8 +134,9 @@ def run(args) -> dict:
     return paths
 
 
-def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
+def write_report(report, args, lm, stimuli, scored, model_fit_pair, human_fits, correlations,
                  comparisons, mann_whitney, simulated, notes, log) -> None:
+    paper_fits, model_fits = model_fit_pair
     how = ("the probability of the target form given the words before it (causal LM)"
            if lm.kind == "causal" else "the target form in a masked slot (masked LM)")
     report.section("Design", (
@@ -161,11 +164,19 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
     report.figure("surprisal_unadjusted", A.plot_by_type(
         by_type, "surprisal (bits)", f"{lm.name}: surprisal of the target form"),
         "Surprisal of the target form by antecedent type, 95% CIs")
-    report.table("lmm_close_gendered", A.fit_table(model_fits),
-                 f"`{A.MODEL_FORMULA}` on the four closeness x gender conditions "
-                 f"({int(A.close_gendered_rows(scored).shape[0])} items), by backend. "
-                 "lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; pymc: posterior "
-                 "mean, SD and 95% interval")
+    n_bold = int(A.close_gendered_rows(scored).shape[0])
+    report.table("lmm_close_gendered_paper_scale", A.model_fit_table(paper_fits, A.PAPER_FORMULA),
+                 f"The model comparable with Watson et al. (2023): `{A.PAPER_FORMULA}` on the "
+                 f"four closeness x gender conditions ({n_bold} items): surprisal in nats, "
+                 "close and gendered coded +1/-1 (columns close_pm1, gendered_pm1), so a slope "
+                 "is half the difference between its two levels. lme4: REML, Satterthwaite df; "
+                 "statsmodels: REML, Wald z")
+    report.table("lmm_close_gendered", A.model_fit_table(model_fits, A.MODEL_FORMULA),
+                 f"The same data as gbstats' indicator view: `{A.MODEL_FORMULA}`, surprisal in "
+                 "bits, close and gendered coded 0/1, so a slope is the whole difference in "
+                 "bits (2/ln 2 = 2.885 times the paper-scale slope; not comparable with the "
+                 "paper's estimates). lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; "
+                 "pymc: posterior mean, SD and 95% interval")
 
     report.section("RQ2: which group of people does the model resemble?", (
         "Pearson correlations between the model's item scores and each group's mean rating "
@@ -175,7 +186,8 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
         "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI)."),
         simulated=simulated)
     report.table("group_correlations", correlations,
-                 "Correlation of model scores with each group's mean ratings", simulated=simulated,
+                 "Correlation of model scores (surprisal in bits, or probability) with each "
+                 "group's mean ratings; r does not depend on the unit", simulated=simulated,
                  digits=3)
     if not comparisons.empty:
         report.table("group_correlation_comparisons", comparisons,
@@ -186,14 +198,17 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
                      "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
                      "alternative: the earlier stage scores lower)", simulated=simulated)
     if human_fits:
-        report.table("human_model", A.fit_table(human_fits),
+        report.table("human_model", A.fit_table(human_fits, units="rating points",
+                                                coding=A.HUMAN_CODING),
                      f"People's ratings: `{A.HUMAN_FORMULA}`", simulated=simulated)
-        side = A.side_by_side(model_fits, human_fits)
+        side = A.side_by_side(paper_fits, human_fits)
         report.table("model_vs_human_effects", side,
-                     "Closeness and gender effects: model surprisal vs. people's ratings "
-                     "(opposite signs expected: surprisal is lower where ratings are higher)",
+                     "Closeness and gender effects: model surprisal (paper scale: nats, +1/-1) "
+                     "vs. people's ratings (opposite signs expected: surprisal is lower where "
+                     "ratings are higher); units and coding per row",
                      simulated=simulated)
-    report.warnings(A.fit_warnings(model_fits, "model LMM") + A.fit_warnings(human_fits, "human model"))
+    report.warnings(A.fit_warnings(paper_fits, "model LMM, paper scale")
+                    + A.fit_warnings(model_fits, "model LMM") + A.fit_warnings(human_fits, "human model"))
     report.exclusions(log)
 
 

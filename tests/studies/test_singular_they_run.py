@@ -63,6 +63,27 @@ def test_lmm_table_has_three_backends_that_agree(default_run):
         assert lme4["ci_low"] < pymc["estimate"] < lme4["ci_high"]
 
 
+def test_paper_scale_table_is_labelled_and_is_the_bits_table_rescaled(default_run):
+    """Watson et al.'s scale (nats, +/-1): slopes are ln2/2 times the bits / 0-1 slopes
+    (derivation in tests/studies/test_singular_they_scale.py)."""
+    import math
+
+    tables = default_run[1]["tables"]
+    paper = {(r["backend"], r["term"]): r for r in tables["lmm_close_gendered_paper_scale"]}
+    bits = {(r["backend"], r["term"]): r for r in tables["lmm_close_gendered"]}
+    assert {r["units"] for r in paper.values()} == {"surprisal in nats"}
+    assert {r["units"] for r in bits.values()} == {"surprisal in bits"}
+    assert all("+1/-1" in r["coding"] for r in paper.values())
+    assert all("0/1" in r["coding"] for r in bits.values())
+    for backend in ("lme4", "statsmodels"):
+        for pm1, indicator in (("close_pm1", "close"), ("gendered_pm1", "gendered")):
+            assert paper[(backend, pm1)]["estimate"] == pytest.approx(
+                math.log(2) / 2 * bits[(backend, indicator)]["estimate"], rel=1e-4)
+    side = tables["model_vs_human_effects"]
+    assert all(r["units"] and r["coding"] for r in side)
+    assert {r["units"] for r in side if r["side"] == "model surprisal"} == {"surprisal in nats"}
+
+
 def test_human_side_is_labelled_simulated_and_model_side_is_not(default_run):
     out, results, _ = default_run
     assert results["provenance"]["extra"]["simulated_human_data"] is True
