@@ -116,8 +116,12 @@ def fit_warnings(results: dict, what: str) -> list[str]:
     return [f"{what} [{label}]: {w}" for label, r in results.items() for w in r.warnings]
 
 
-def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.DataFrame:
-    """Mean and 95% t-interval of `value` per antecedent type (items are the unit)."""
+def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal",
+                      units: str | None = None) -> pd.DataFrame:
+    """Mean and 95% t-interval of `value` per antecedent type (items are the unit).
+
+    `units`, when given, becomes a column (e.g. "surprisal in bits").
+    """
     from scipy import stats
 
     rows = []
@@ -129,7 +133,10 @@ def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.Data
                 if len(v) > 1 else np.nan)
         rows.append({"antecedent_type": t, "label": ANTECEDENT_LABELS[t], "n": len(v),
                      "mean": v.mean(), "ci_low": v.mean() - half, "ci_high": v.mean() + half})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if units is not None:
+        table["units"] = units
+    return table
 
 
 def adjusted_surprisal(surprisal: pd.Series) -> pd.Series:

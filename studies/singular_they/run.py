@@ -151,7 +151,7 @@ def write_report(report, args, lm, stimuli, scored, model_fit_pair, human_fits, 
                  "Stimuli per antecedent type")
 
     report.section("RQ1: surprisal of the target form by antecedent type")
-    by_type = A.surprisal_by_type(scored)
+    by_type = A.surprisal_by_type(scored, units="surprisal in bits")
     report.table("surprisal_by_type", by_type, "Mean surprisal (bits) of the target form by "
                  "antecedent type, with 95% t-intervals over items")
     constant = float(scored["surprisal"].max().__ceil__())

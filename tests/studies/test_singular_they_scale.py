@@ -123,3 +123,10 @@ def test_every_model_table_says_its_units_and_coding():
     side = A.side_by_side(fits, {})
     assert set(side["effect"]) == {"(Intercept)", "close", "gendered"}
     assert side[["units", "coding"]].notna().all().all()
+
+
+def test_surprisal_by_type_can_carry_its_units():
+    scored = pd.DataFrame({"antecedent_type": ["plural"] * 3, "surprisal": [1.0, 2.0, 3.0]})
+    assert set(A.surprisal_by_type(scored, units="surprisal in bits")["units"]) == {
+        "surprisal in bits"}
+    assert "units" not in A.surprisal_by_type(scored)
