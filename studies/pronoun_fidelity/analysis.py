@@ -378,6 +378,14 @@ def error_attribution_table(errors: pd.DataFrame) -> pd.DataFrame:
 # 2,160 instances per count do not need), and each coefficient reads directly.
 GLMM_FORMULA = ("correct ~ pronoun_set + pronoun_set:distractors + case + (1|occupation) "
                 "+ (1|context_template)")
+# Priors of the Bayesian twin. gbstats' bernoulli default gives factor-level
+# coefficients Normal(0, 1) on the log-odds scale, which would pull large
+# distractor effects towards 0: a decoder falling from 95% to 20% correct is a
+# change of about -4.3, and with the factor parameterisation every such change
+# is one coefficient (a simulated -4.5 came back as -3.2 with N(0, 1)).
+# Normal(0, 2.5), the scale rstanarm uses for logistic coefficients, keeps
+# them weakly informative.
+GLMM_PRIORS = {"common": {"dist": "Normal", "mu": 0, "sigma": 2.5}}
 EFFECT_COLUMNS = ["model", "backend", "pronoun_set", "n_distractors", "estimate", "se",
                   "ci_low", "ci_high", "p_value", "monotone_decline"]
 
@@ -432,8 +440,8 @@ def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
     if bayes:
         from gbstats.bayes import fit_bayes
 
-        fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", draws=draws,
-                                 tune=draws, seed=seed)
+        fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", priors=GLMM_PRIORS,
+                                 draws=draws, tune=draws, seed=seed)
     return fits
 
 
