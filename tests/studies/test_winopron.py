@@ -689,8 +689,11 @@ def test_language_model_resolver_end_to_end(tmp_path, data_dir):
     predictions = pd.read_csv(out / "predictions.tsv", sep="\t")
     assert list(predictions.columns) == ["sentence_id", "prediction", "logprob_occupation",
                                          "logprob_participant"]
-    # 1 occupation: (6 new templates x 2 versions + its old templates) x 4 pronoun sets
-    assert len(predictions) % 4 == 0 and len(predictions) >= 48
+    # 1 occupation: 6 new templates x 2 versions x 4 pronoun sets, and its old templates
+    # x he/she/they only (the original Winogender baseline)
+    is_old = predictions["sentence_id"].str.startswith("old.")
+    assert (~is_old).sum() == 48 and is_old.sum() % 3 == 0 and is_old.sum() > 0
+    assert not predictions.loc[is_old, "sentence_id"].str.endswith(".xe").any()
     assert np.isfinite(predictions[["logprob_occupation", "logprob_participant"]]).all().all()
     higher = np.where(predictions["logprob_occupation"] > predictions["logprob_participant"],
                       "occupation", "participant")
