@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     except UnknownNameError as exc:
         print(f"python -m studies: error: {exc}", file=sys.stderr)
         return 2
-    return study.main(rest) if hasattr(study, "main") else 2
+    return study.main(rest)
 
 
 if __name__ == "__main__":

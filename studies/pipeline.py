@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,8 +229,3 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
         return 2
     return 0
 
-
-def describe(studies: Mapping[str, Study]) -> str:
-    """The `python -m studies` listing: one line per study."""
-    width = max(map(len, studies), default=0)
-    return "\n".join(f"  {name:<{width}}  {s.title}" for name, s in studies.items())
