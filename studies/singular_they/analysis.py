@@ -14,7 +14,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from gbstats.errors import DataValidationError
+from gbstats.errors import DataValidationError, JoinError
+from gbstats.fitting import stack_fits
 from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, BOLD_TYPES
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
@@ -24,7 +25,7 @@ MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
 # there because it gave a singular fit), a random intercept per frame. Its
 # slopes are half the close-minus-distant (gendered-minus-not) difference in
 # nats; MODEL_FORMULA's are the whole difference in bits, 2/ln 2 = 2.885 times
-# larger. This one is the model to compare with the paper's Table of estimates.
+# larger. This one is the model to compare with the paper's estimates.
 PAPER_FORMULA = "surprisal_nats ~ close_pm1 + gendered_pm1 + (1|frame)"
 # (units, coding) of each model-side formula, written next to every estimate.
 MODEL_SCALES = {MODEL_FORMULA: ("bits", "0/1 indicators (1 = close, 1 = gendered)"),
@@ -73,47 +74,16 @@ def paper_scale_rows(rows: pd.DataFrame) -> pd.DataFrame:
                        gendered_pm1=2 * rows["gendered"].astype(int) - 1)
 
 
-def fit_table(results: dict, *, units: str | None = None, coding: str | None = None) -> pd.DataFrame:
-    """Stack FitResults (keyed by a backend label) into one tidy table.
-
-    `units` and `coding`, when given, become columns, so that a table read on
-    its own still says what scale its estimates are on.
-    """
-    rows = []
-    for label, result in results.items():
-        coefs = result.coefs.assign(backend=label)
-        rows.append(coefs[FIT_COLUMNS])
-    table = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=FIT_COLUMNS)
-    if units is not None:
-        table["units"] = units
-    if coding is not None:
-        table["coding"] = coding
-    return table
+def fit_table(fits: dict, *, units: str, coding: str) -> pd.DataFrame:
+    """`stack_fits` with `units` and `coding` columns, so that a table read on its
+    own (results.json has no captions) still says what scale its estimates are on."""
+    return stack_fits(fits, FIT_COLUMNS).assign(units=units, coding=coding)
 
 
-def model_fit_table(results: dict, formula: str) -> pd.DataFrame:
+def model_fit_table(fits: dict, formula: str) -> pd.DataFrame:
     """`fit_table` of a model-side LMM, labelled with its formula's units and coding."""
     units, coding = MODEL_SCALES[formula]
-    return fit_table(results, units=f"surprisal in {units}", coding=coding)
-
-
-def fit_all_backends(formula: str, data: pd.DataFrame, backends: list[str], *,
-                     bayes: bool, draws: int, seed: int) -> dict:
-    """Fit one formula on every requested backend; {label: FitResult}."""
-    from gbstats.lmm import fit_lmm
-
-    results = {b: fit_lmm(formula, data, backend=b) for b in backends}
-    if bayes:
-        from gbstats.bayes import fit_bayes
-
-        # As many tuning steps as draws (fit_bayes' default is 1000 of each);
-        # LOO is not reported by this study, so it is skipped.
-        results["pymc"] = fit_bayes(formula, data, draws=draws, tune=draws, seed=seed, loo=False)
-    return results
-
-
-def fit_warnings(results: dict, what: str) -> list[str]:
-    return [f"{what} [{label}]: {w}" for label, r in results.items() for w in r.warnings]
+    return fit_table(fits, units=f"surprisal in {units}", coding=coding)
 
 
 def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal",
@@ -207,7 +177,8 @@ def human_model_rows(human: pd.DataFrame, stimuli: pd.DataFrame) -> pd.DataFrame
     design = stimuli[["item", "frame", "antecedent_type", "close", "gendered"]]
     joined = human.merge(design, on="item", how="left", validate="many_to_one")
     if len(joined) != len(human):
-        raise AssertionError("join of human trials with stimuli changed the row count")
+        raise JoinError(f"joining the human trials with the stimuli on 'item' changed the row "
+                        f"count: expected {len(human)} rows, found {len(joined)}")
     return joined[joined["antecedent_type"].isin(BOLD_TYPES)].reset_index(drop=True)
 
 
@@ -290,7 +261,8 @@ def score_targets(stimuli: pd.DataFrame, lm, *, use_cache: bool = True,
     joined = stimuli.merge(keep, on="item", how="left", validate="one_to_one")
     if len(joined) != len(stimuli) or joined["surprisal"].isna().any():
         missing = list(joined.loc[joined["surprisal"].isna(), "item"])[:5]
-        raise AssertionError(f"scores are missing for stimuli {missing}")
+        raise JoinError(f"the model's scores are missing for stimuli (first 5): {missing}; "
+                        f"expected one score per stimulus ({len(stimuli)} stimuli)")
     return joined
 
 
@@ -309,9 +281,7 @@ def side_by_side(model_fits: dict, human_fits: dict, *, model_formula: str = PAP
     `units` and `coding` say what each row's estimate is measured in: read
     across sides only where the codings agree.
     """
-    units, coding = MODEL_SCALES[model_formula]
-    model = fit_table(model_fits, units=f"surprisal in {units}", coding=coding) \
-        .assign(side="model surprisal")
+    model = model_fit_table(model_fits, model_formula).assign(side="model surprisal")
     human = fit_table(human_fits, units="rating points", coding=human_coding) \
         .assign(side="human rating")
     both = pd.concat([t for t in (model, human) if not t.empty], ignore_index=True)
