@@ -2,7 +2,8 @@
 
 The baselines were produced at commit 834571a by
 tests/reference/study_baselines/make_baselines.py (the flags are in that
-script and in each baseline file). Each test runs the study the same way, in
+script and in each baseline file; each file records its commit: four were
+remade after issue 19's method fixes changed their numbers on purpose). Each test runs the study the same way, in
 a fresh process (as the baselines were made: lme4 fits run inside the
 pytest process differ from a fresh process's by up to 1e-5 relative, in GLMM
 CIs and Satterthwaite df, with the same code), and compares every table of results.json: the same tables, the
