@@ -19,6 +19,7 @@ from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
 from studies.cognitive_bias import plots as P
+from studies.cognitive_bias import systems as S
 
 STUDY = "cognitive_bias"
 DATASET = "cog_gb_eval2023"
@@ -39,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-non-coreference", default="wino", choices=sorted(IGNORE_CHOICES),
                    help="where answers of the gender opposite to the pronoun's are ignored: "
                         "wino (default; as the authors' published table), both, or none")
+    p.add_argument("--drop-repeated-responses", action="store_true",
+                   help="keep only the first response recorded at a session position (62 wino, "
+                        "32 BUG repeats); default: count every response, as the published "
+                        "Table 2 does")
     p.add_argument("--no-lme4", action="store_true",
                    help="skip the lme4 GLMMs and the MAZE LMM (they need R)")
     p.add_argument("--glmm-optimizer", default=None,
@@ -63,16 +68,31 @@ def lme4_usable(args, notes: list[str]) -> bool:
 
 
 def qa_side(loaded, args, log: ExclusionLog):
-    """(all pro/anti trials with `ignored`, analysed trials, human accuracy)."""
-    trials = A.mark_ignored(A.critical_trials(loaded.tables["qa"], log),
-                            IGNORE_CHOICES[args.ignore_non_coreference])
+    """(all pro/anti trials with `ignored`, analysed trials, human accuracy, the effect of
+    --drop-repeated-responses per cell or None)."""
+    ignore_in = IGNORE_CHOICES[args.ignore_non_coreference]
+    qa = loaded.tables["qa"]
+    effect = None
+    if args.drop_repeated_responses:
+        every = A.human_accuracy(A.mark_ignored(A.critical_trials(qa, ExclusionLog()), ignore_in))
+        qa = A.drop_repeated_responses(qa, log)
+    trials = A.mark_ignored(A.critical_trials(qa, log), ignore_in)
     accuracy = A.human_accuracy(trials)
-    return trials, A.drop_ignored(trials, log), accuracy
+    if args.drop_repeated_responses:
+        effect = A.repeated_responses_effect(every, accuracy)
+    return trials, A.drop_ignored(trials, log), accuracy, effect
 
 
-def systems_side(loaded, trials: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
-    links = A.on_human_sentences(loaded.tables["model_links"], A.human_sentences(trials), log)
-    return A.system_accuracy(links)
+def systems_side(loaded, analysed: pd.DataFrame, log: ExclusionLog):
+    """(accuracy under the published rule, both rules side by side) on the sentences of
+    the analysed human trials."""
+    scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
+                                log)
+    seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
+    by_rule = {rule: A.system_accuracy(S.rule_rows(seen, rule, log)) for rule in S.RULES}
+    both = pd.concat([t.assign(rule=rule) for rule, t in by_rule.items()], ignore_index=True)
+    return by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
+        columns=["alpha", "n_ignored"])
 
 
 def language_model_side(args, trials: pd.DataFrame, log: ExclusionLog, notes: list[str]):
@@ -113,8 +133,8 @@ def run(args) -> dict:
     log.extend(loaded.exclusions)
 
     say("[2/6] QA accuracy per dataset x alpha x condition")
-    trials, analysed, human = qa_side(loaded, args, log)
-    systems = systems_side(loaded, trials, log)
+    trials, analysed, human, repeat_effect = qa_side(loaded, args, log)
+    systems, system_rules = systems_side(loaded, analysed, log)
 
     say("[3/6] correct ~ stereotype * alpha GLMMs")
     use_lme4 = lme4_usable(args, notes)
@@ -138,11 +158,12 @@ def run(args) -> dict:
     say("[6/6] writing the report")
     report = StudyReport(STUDY, args.out, "Humans under time pressure versus coreference models")
     write_report(report, args, lm, accuracy, A.non_coreference_summary(trials), glmms, outliers,
-                 maze, delta, maze_fits, notes, log)
+                 maze, delta, maze_fits, notes, log, repeat_effect, system_rules)
     prov = provenance(STUDY, seed=args.seed, models=[model_record(lm)] if lm else [],
                       data_files=dataset_checksums([DATASET], args.data_dir),
                       extra={"ignore_non_coreference_in":
                              list(IGNORE_CHOICES[args.ignore_non_coreference]),
+                             "drop_repeated_responses": args.drop_repeated_responses,
                              "lme4": use_lme4, "bayes": not args.no_bayes, "draws": args.draws,
                              "limit": args.limit})
     if not resolved.empty:
@@ -153,7 +174,7 @@ def run(args) -> dict:
 
 
 def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, maze, delta,
-                 maze_fits, notes, log) -> None:
+                 maze_fits, notes, log, repeat_effect, system_rules) -> None:
     ignored_in = IGNORE_CHOICES[args.ignore_non_coreference]
     report.section("Design", (
         "Data: Lior & Stanovsky (2023), `cog_gb_eval2023` (QA and MAZE experiments on "
@@ -163,20 +184,50 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         f"ignored in: {', '.join(ignored_in) or 'no dataset'}. The authors ignore them in wino "
         "only (their table script and published table); in BUG a wrong gender answer is "
         "nearly always the opposite gender, so ignoring them there would leave `unknown` as "
-        "the only possible error and push accuracy towards 100%. A system's pronoun is correct "
-        "when its predicted cluster holds the pronoun and a mention covering the referent's "
-        "head word (the loader's rule; the authors matched substrings), on the sentences "
-        "people were asked about."
+        "the only possible error and push accuracy towards 100%. Every recorded response "
+        "counts, as in the published table"
+        + (" unless --drop-repeated-responses is given (it is: one response per session "
+           "position)" if args.drop_repeated_responses else "") + ". Systems are scored by "
+        "the published rule (the authors' evaluation scripts): correct when one predicted "
+        "cluster holds a mention containing the referent's name and a mention containing "
+        "the pronoun (case-sensitive substrings), on the sentences of the analysed human "
+        "pro/anti trials, each output credited to the first pool copy of its sentence. The "
+        "`system_rules` table adds gbstats' stricter head rule (the pronoun's own mention "
+        "and a mention covering the referent's head word in one cluster)."
         + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")))
 
     report.table("non_coreference_answers", non_coreference,
                  "Non-coreference answers (the binary gender opposite to the pronoun's) among "
                  "the pro/anti trials, and whether they were ignored")
 
-    report.section("QA: accuracy and Delta_QA (Table 2 analogue)")
+    report.section("QA: accuracy and Delta_QA (Table 2 analogue)", (
+        "Lior & Stanovsky (2023) Table 2, by the published counting rule: every recorded "
+        "response of a calibrated participant counts, non-coreference answers are ignored "
+        f"in {', '.join(ignored_in) or 'no dataset'}, and the systems are scored by the "
+        "authors' rule on the same sentences. With these defaults every human cell "
+        "(correct/total) and ignored count equals the published table, and every system "
+        "cell rounds to it."
+        + (" This run used --drop-repeated-responses, which is NOT the published rule; "
+           "`repeated_responses_effect` shows what it changed." if repeat_effect is not None
+           else " `--drop-repeated-responses` keeps one response per session position "
+                "instead (62 wino and 32 BUG trials fewer); the report then shows how much "
+                "each cell moves.")))
     report.table("qa_accuracy", accuracy,
                  "Accuracy per dataset x source x condition (people at each alpha; systems on "
-                 "the same sentences). n_ignored: non-coreference answers left out of n_total")
+                 "the same sentences), published counting rule"
+                 + (" except one response per session position (--drop-repeated-responses)"
+                    if repeat_effect is not None else "")
+                 + ". n_ignored: non-coreference answers left out of n_total")
+    if repeat_effect is not None:
+        report.table("repeated_responses_effect", repeat_effect,
+                     "--drop-repeated-responses: per cell, the published counts (every "
+                     "response), the counts with the first response per session position, "
+                     "trials removed (n_removed, analysed + ignored) and the change in "
+                     "accuracy (points)")
+    report.table("system_rules", system_rules,
+                 "System accuracy under the published rule (substring match, first pool copy) "
+                 "and gbstats' head rule (pronoun mention + referent head in one cluster, "
+                 "every pool copy), on the same human-seen sentences")
     report.table("qa_delta", A.qa_delta(accuracy),
                  "Delta_QA = accuracy(pro) - accuracy(anti)")
 
