@@ -164,8 +164,9 @@ def human_sentences(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def on_human_sentences(links: pd.DataFrame, sentences: pd.DataFrame,
-                       log: ExclusionLog) -> pd.DataFrame:
-    """The model rows of the sentences people saw ("the same sentences"), conditions checked."""
+                       log: ExclusionLog, experiment: str = "QA") -> pd.DataFrame:
+    """The model rows of the sentences people saw in `experiment` ("the same sentences"),
+    conditions checked."""
     joined = links.merge(sentences, on=["dataset", "sentence_id"], how="left",
                          suffixes=("", "_human"), validate="many_to_one")
     if len(joined) != len(links):
@@ -173,8 +174,9 @@ def on_human_sentences(links: pd.DataFrame, sentences: pd.DataFrame,
     for model, dataset in joined[["model", "dataset"]].drop_duplicates().itertuples(index=False):
         mask = (joined["model"] == model) & (joined["dataset"] == dataset) \
             & joined["condition_human"].isna()
-        joined = log.drop(joined, mask, f"{model} {dataset}: sentence no participant was asked "
-                                        "about (left out of the model-vs-human tables)",
+        joined = log.drop(joined, mask, f"{model} {dataset}: sentence no participant saw in "
+                                        f"the {experiment} experiment (left out of the "
+                                        f"model-vs-human {experiment} tables)",
                           unit="sentences", stage="cognitive_bias.models")
     disagree = joined["condition"] != joined["condition_human"]
     if disagree.any():

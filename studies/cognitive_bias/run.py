@@ -20,6 +20,7 @@ from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
 from studies.cognitive_bias import plots as P
 from studies.cognitive_bias import systems as S
+from studies.cognitive_bias import uncertainty as U
 
 STUDY = "cognitive_bias"
 DATASET = "cog_gb_eval2023"
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only the first response recorded at a session position (62 wino, "
                         "32 BUG repeats); default: count every response, as the published "
                         "Table 2 does")
+    p.add_argument("--n-boot", type=int, default=U.N_BOOT, metavar="B",
+                   help="bootstrap replicates (participants x sentences) for the Delta_QA and "
+                        f"Delta_MAZE intervals (default {U.N_BOOT})")
     p.add_argument("--no-lme4", action="store_true",
                    help="skip the lme4 GLMMs and the MAZE LMM (they need R)")
     p.add_argument("--glmm-optimizer", default=None,
@@ -84,15 +88,27 @@ def qa_side(loaded, args, log: ExclusionLog):
 
 
 def systems_side(loaded, analysed: pd.DataFrame, log: ExclusionLog):
-    """(accuracy under the published rule, both rules side by side) on the sentences of
-    the analysed human trials."""
+    """(accuracy under the published rule, both rules side by side, every scored sentence,
+    the published rule's rows on the QA sentences) on the analysed human trials' sentences."""
     scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
                                 log)
     seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
-    by_rule = {rule: A.system_accuracy(S.rule_rows(seen, rule, log)) for rule in S.RULES}
+    rows = {rule: S.rule_rows(seen, rule, log) for rule in S.RULES}
+    by_rule = {rule: A.system_accuracy(r) for rule, r in rows.items()}
     both = pd.concat([t.assign(rule=rule) for rule, t in by_rule.items()], ignore_index=True)
-    return by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
-        columns=["alpha", "n_ignored"])
+    return (by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
+        columns=["alpha", "n_ignored"]), scored, rows["published"])
+
+
+def delta_side(analysed, qa_systems, scored, maze_trials, args, log: ExclusionLog):
+    """(Delta_QA with intervals and system-vs-people tests, the same for Delta_MAZE with
+    the systems placed on the MAZE curves); systems scored on the MAZE sentences here."""
+    on_maze = A.on_human_sentences(scored, S.maze_sentences(maze_trials), log, "MAZE")
+    maze_systems = S.rule_rows(on_maze, "published", log, "MAZE")
+    qa = U.qa_delta_uncertainty(analysed, qa_systems, n_boot=args.n_boot, seed=args.seed)
+    maze = U.maze_delta_uncertainty(maze_trials, maze_systems, n_boot=args.n_boot,
+                                    seed=args.seed)
+    return qa, maze
 
 
 def language_model_side(args, trials: pd.DataFrame, log: ExclusionLog, notes: list[str]):
@@ -134,7 +150,7 @@ def run(args) -> dict:
 
     say("[2/6] QA accuracy per dataset x alpha x condition")
     trials, analysed, human, repeat_effect = qa_side(loaded, args, log)
-    systems, system_rules = systems_side(loaded, analysed, log)
+    systems, system_rules, scored, qa_systems = systems_side(loaded, analysed, log)
 
     say("[3/6] correct ~ stereotype * alpha GLMMs")
     use_lme4 = lme4_usable(args, notes)
@@ -149,6 +165,8 @@ def run(args) -> dict:
     maze, outliers = M.remove_outliers(loaded.tables["maze"], log)
     delta = M.maze_delta(maze)
     maze_fits = M.fit_maze_lmm(maze, backend="lme4") if use_lme4 else {}
+    say(f"      Delta_QA and Delta_MAZE: {args.n_boot} bootstrap replicates")
+    deltas = delta_side(analysed, qa_systems, scored, loaded.tables["maze"], args, log)
 
     say("[5/6] a language model as a coreference model")
     lm_accuracy, resolved, lm = language_model_side(args, trials, log, notes)
@@ -158,14 +176,14 @@ def run(args) -> dict:
     say("[6/6] writing the report")
     report = StudyReport(STUDY, args.out, "Humans under time pressure versus coreference models")
     write_report(report, args, lm, accuracy, A.non_coreference_summary(trials), glmms, outliers,
-                 maze, delta, maze_fits, notes, log, repeat_effect, system_rules)
+                 maze, delta, maze_fits, notes, log, repeat_effect, system_rules, deltas)
     prov = provenance(STUDY, seed=args.seed, models=[model_record(lm)] if lm else [],
                       data_files=dataset_checksums([DATASET], args.data_dir),
                       extra={"ignore_non_coreference_in":
                              list(IGNORE_CHOICES[args.ignore_non_coreference]),
                              "drop_repeated_responses": args.drop_repeated_responses,
                              "lme4": use_lme4, "bayes": not args.no_bayes, "draws": args.draws,
-                             "limit": args.limit})
+                             "limit": args.limit, "n_boot": args.n_boot})
     if not resolved.empty:
         resolved.to_csv(Path(args.out) / "lm_resolutions.csv", index=False)
     paths = report.write(prov)
@@ -174,7 +192,7 @@ def run(args) -> dict:
 
 
 def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, maze, delta,
-                 maze_fits, notes, log, repeat_effect, system_rules) -> None:
+                 maze_fits, notes, log, repeat_effect, system_rules, deltas) -> None:
     ignored_in = IGNORE_CHOICES[args.ignore_non_coreference]
     report.section("Design", (
         "Data: Lior & Stanovsky (2023), `cog_gb_eval2023` (QA and MAZE experiments on "
@@ -284,6 +302,35 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                   "Anti- against pro-stereotypical accuracy: people at each alpha, systems")
     report.table("human_scale_alpha", A.human_scale_alphas(accuracy),
                  "Alpha of equal human accuracy per system and condition")
+    qa_deltas, maze_deltas = deltas
+    report.section("Delta_QA and Delta_MAZE: people against systems (Figure 5)", (
+        "Uncertainty by a two-way bootstrap: each replicate resamples the participants and, "
+        "independently, the sentences (a trial weighs its participant's times its sentence's "
+        f"multiplicity; {args.n_boot} replicates, 95% percentile intervals). Systems share the "
+        "sentence draw, so a system-minus-people difference is paired by sentence; its "
+        "p-value inverts the percentile interval (2 x the smaller tail share beyond 0). The "
+        "MAZE outlier rule is re-applied inside every replicate. Systems on the MAZE curves "
+        "follow the authors' Figure 5: a system with accuracy a_c on the MAZE sentences sits at "
+        "Q_c(a_c), the time within which a share a_c of people's correct c-trials were "
+        "answered. A system's Delta_MAZE = Q_anti(a_anti) - Q_pro(a_pro) is compared with "
+        "people's Delta_MAZE at the system's mean share (a_pro + a_anti) / 2: gbstats' "
+        "construction (the paper shows the placement but no test); a negative difference "
+        "means the system's pro/anti gap is larger, in human response time, than people's "
+        "at the same accuracy. The simulation in the test suite measures the intervals' "
+        "coverage (the two-way bootstrap is known to be somewhat conservative)."))
+    report.table("qa_delta_uncertainty", qa_deltas,
+                 "Delta_QA (accuracy pro - anti) of people per alpha and of each system (published "
+                 "rule, QA sentences), and system minus people per alpha (quantity = difference), "
+                 "with 95% bootstrap intervals and p-values")
+    for dataset in [d for d in A.DATASETS if d in set(maze["dataset"])]:
+        report.figure(f"maze_systems_{dataset}", P.maze_systems_figure(maze, maze_deltas, dataset),
+                      f"{dataset}: systems placed on people's MAZE response-time curves "
+                      "(Figure 5 analogue), with 95% bootstrap intervals")
+    report.table("maze_delta_uncertainty", maze_deltas,
+                 "People's Delta_MAZE(p) (ms) with 95% bootstrap intervals; per system: accuracy on "
+                 "the MAZE sentences, its place on the curves (time_pro, time_anti), its "
+                 "Delta_MAZE, people's Delta_MAZE at its mean share, and the difference with "
+                 "p-value")
     if lm is not None:
         report.section("A language model as a coreference model", (
             f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind}): each wino "

@@ -178,14 +178,17 @@ def system_sentences(outputs: pd.DataFrame, pool: pd.DataFrame,
     return score_sentences(match_outputs(outputs, pool, log))
 
 
-def rule_rows(scored: pd.DataFrame, rule: str, log: ExclusionLog) -> pd.DataFrame:
-    """The scored sentences one rule counts, with its verdict in `correct`."""
+def rule_rows(scored: pd.DataFrame, rule: str, log: ExclusionLog,
+              experiment: str = "QA") -> pd.DataFrame:
+    """The scored sentences one rule counts, with its verdict in `correct`; `experiment`
+    names the sentence set in the exclusion log."""
     if rule == "published":
         kept = scored
         for (model, dataset), _ in scored.groupby(["model", "dataset"], sort=False):
             mask = ((kept["model"] == model) & (kept["dataset"] == dataset)
                     & ~kept["first_copy"])
-            kept = log.drop(kept, mask, f"{model} {dataset} (published rule): later copy of a "
+            kept = log.drop(kept, mask, f"{model} {dataset} {experiment} sentences (published "
+                                        "rule): later copy of a "
                                         "sentence repeated in the pool; the output is credited "
                                         "to the first copy", unit="sentences", stage=STAGE)
         return kept.assign(correct=kept["published_correct"].astype(bool))
@@ -194,8 +197,15 @@ def rule_rows(scored: pd.DataFrame, rule: str, log: ExclusionLog) -> pd.DataFram
         for (model, dataset), _ in scored.groupby(["model", "dataset"], sort=False):
             mask = ((kept["model"] == model) & (kept["dataset"] == dataset)
                     & kept["head_correct"].isna())
-            kept = log.drop(kept, mask, f"{model} {dataset} (head rule): referent or pronoun "
+            kept = log.drop(kept, mask, f"{model} {dataset} {experiment} sentences (head "
+                                        "rule): referent or pronoun "
                                         "not among the model's tokens",
                             unit="sentences", stage=STAGE)
         return kept.assign(correct=kept["head_correct"].astype(bool))
     raise ValueError(f"unknown rule {rule!r}; expected one of {RULES}")
+
+
+def maze_sentences(maze: pd.DataFrame) -> pd.DataFrame:
+    """dataset, sentence_id, condition of the sentences of the MAZE pro/anti trials: the
+    sentence set the authors scored the systems on for their MAZE figure (Figure 5)."""
+    return maze[["dataset", "sentence_id", "condition"]].drop_duplicates().reset_index(drop=True)
