@@ -222,9 +222,13 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         "Lior & Stanovsky (2023) Table 2, by the published counting rule: every recorded "
         "response of a calibrated participant counts, non-coreference answers are ignored "
         f"in {', '.join(ignored_in) or 'no dataset'}, and the systems are scored by the "
-        "authors' rule on the same sentences. With these defaults every human cell "
-        "(correct/total) and ignored count equals the published table, and every system "
-        "cell rounds to it."
+        "authors' rule on the same sentences. "
+        + ("With these defaults every human cell (correct/total) and ignored count equals "
+           "the published table, and every system cell rounds to it (tests/studies/"
+           "test_cognitive_bias.py checks both)."
+           if tuple(ignored_in) == A.DEFAULT_IGNORE_NON_COREFERENCE and repeat_effect is None
+           else "This run departs from the published rule (see the options below), so its "
+                "cells differ from the published table.")
         + (" This run used --drop-repeated-responses, which is NOT the published rule; "
            "`repeated_responses_effect` shows what it changed." if repeat_effect is not None
            else " `--drop-repeated-responses` keeps one response per session position "

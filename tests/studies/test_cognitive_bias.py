@@ -583,3 +583,194 @@ def test_drop_repeated_responses_flag_reports_what_it_moved(data_dir, tmp_path):
     assert len(removed) == 4 and sum(removed.values()) > 0
     assert (effect["change_points"] == 100 * (effect["accuracy_deduplicated"]
                                               - effect["accuracy_published"])).all()
+
+
+# --------------------------------------------------------------------------- Delta uncertainty
+
+from studies.cognitive_bias import uncertainty as U   # noqa: E402
+
+
+def test_crossed_level_counts_resample_every_factor_to_its_size():
+    counts = U.crossed_level_counts([5, 7], np.random.default_rng(1))
+    assert [c.sum() for c in counts] == [5, 7] and [len(c) for c in counts] == [5, 7]
+
+
+def test_qa_delta_statistic_weights_trials_by_participant_times_sentence():
+    trials = pd.DataFrame({"participant": ["a", "a", "b", "b"], "sentence_id": [1, 2, 1, 2],
+                           "alpha": 0.5, "condition": ["pro", "anti", "pro", "anti"],
+                           "is_correct": [True, False, False, True]})
+    systems = pd.DataFrame({"model": "m", "sentence_id": [1, 2], "condition": ["pro", "anti"],
+                            "correct": [True, False]})
+    labels, statistic, n_levels = U.qa_delta_statistic(trials, systems)
+    assert n_levels == (2, 2)
+    assert [(source, kind) for source, _, kind in labels] == [
+        ("human", None), ("m", None), ("m", "difference")]
+    # all ones: people pro 1/2, anti 1/2 -> 0; system 1 - 0 = 1; difference 1
+    assert statistic([np.array([1, 1]), np.array([1, 1])]).tolist() == [0.0, 1.0, 1.0]
+    # participant a twice, b never; sentence 1 three times, sentence 2 once:
+    # people pro = a's sentence-1 trial (correct), anti = a's sentence-2 trial (wrong)
+    # -> delta 1; the system keeps 1 - 0 = 1; difference 0
+    assert statistic([np.array([2, 0]), np.array([3, 1])]).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_percentile_p_value_inverts_the_interval():
+    draws = np.array([[-1.0], [1.0], [2.0], [3.0]])
+    # one of four at or below 0, three at or above: p = 2 * 1/4
+    assert U.percentile_p_value(draws).tolist() == [0.5]
+    assert U.percentile_p_value(np.array([[1.0], [2.0]])).tolist() == [0.0]
+
+
+def test_quantile_at_is_the_inverted_cdf():
+    times = np.arange(1.0, 11.0)                    # 1..10
+    # inverted CDF at p is the ceil(10 p)-th value: 0.25 -> 3rd, 0.5 -> 5th, 1 -> 10th
+    assert U.quantile_at(times, [0.25, 0.5, 1.0]).tolist() == [3.0, 5.0, 10.0]
+
+
+def test_point_estimates_equal_the_report_tables(loaded):
+    log = ExclusionLog()
+    trials = A.mark_ignored(A.critical_trials(loaded.tables["qa"], log))
+    analysed = A.drop_ignored(trials, log)
+    scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
+                                log)
+    qa_systems = S.rule_rows(A.on_human_sentences(scored, A.human_sentences(analysed), log),
+                             "published", log)
+    qa = U.qa_delta_uncertainty(analysed, qa_systems, n_boot=5)
+    accuracy = pd.concat([A.human_accuracy(trials), A.system_accuracy(qa_systems)])
+    expected = A.qa_delta(accuracy)
+    for row in expected.itertuples(index=False):
+        got = qa[(qa["dataset"] == row.dataset) & (qa["source"] == row.source)
+                 & (qa["quantity"] == "delta")
+                 & ((qa["alpha"] == row.alpha) | (qa["alpha"].isna() & np.isnan(row.alpha)))]
+        assert got["estimate"].item() == pytest.approx(row.delta)
+    maze = loaded.tables["maze"]
+    maze_systems = S.rule_rows(A.on_human_sentences(scored, S.maze_sentences(maze), log, "MAZE"),
+                               "published", log, "MAZE")
+    placed = U.maze_delta_uncertainty(maze, maze_systems, n_boot=5)
+    cleaned, _ = M.remove_outliers(maze, ExclusionLog())
+    table = M.maze_delta(cleaned, M.TABLE_GRID)
+    human = placed[placed["source"] == "human"]
+    assert human["estimate"].tolist() == pytest.approx(table["delta"].tolist())
+    # Figure 5: a system at accuracy a on the pro curve sits at the pro quantile Q(a)
+    wino = placed[(placed["dataset"] == "wino") & (placed["source"] == "SpanBERT")].set_index(
+        "quantity")["estimate"]
+    pro_times = cleaned.loc[(cleaned["dataset"] == "wino") & (cleaned["condition"] == "pro"),
+                            "time_to_answer"]
+    assert wino["time_pro"] == np.quantile(pro_times, wino["accuracy_pro"],
+                                           method="inverted_cdf")
+    assert wino["delta_maze"] == wino["time_anti"] - wino["time_pro"]
+
+
+def _simulated_qa(rng, n_people=30, n_sentences=80, per_person=40, b0=1.2, b1=0.4,
+                  sd_person=0.8, sd_sentence=1.0):
+    """People answer random pro/anti sentences (logit = b0 + b1 pro + u_person + v_sentence);
+    one system answers every sentence with the same marginal success rate per sentence
+    (its own draw of the person effect), so its true Delta equals people's."""
+    sentences = np.arange(2 * n_sentences)
+    pro = sentences < n_sentences
+    v = rng.normal(0, sd_sentence, len(sentences))
+    u = rng.normal(0, sd_person, n_people)
+    rows = []
+    for person in range(n_people):
+        for s in rng.choice(sentences, per_person, replace=False):
+            eta = b0 + b1 * pro[s] + u[person] + v[s]
+            rows.append((f"p{person}", int(s), "pro" if pro[s] else "anti",
+                         rng.random() < 1 / (1 + np.exp(-eta))))
+    trials = pd.DataFrame(rows, columns=["participant", "sentence_id", "condition", "is_correct"])
+    eta_sys = b0 + b1 * pro + rng.normal(0, sd_person, len(sentences)) + v
+    systems = pd.DataFrame({"model": "sim", "sentence_id": sentences,
+                            "condition": np.where(pro, "pro", "anti"),
+                            "correct": rng.random(len(sentences)) < 1 / (1 + np.exp(-eta_sys))})
+    return trials.assign(alpha=0.5), systems
+
+
+def _true_marginal_delta(rng, b0=1.2, b1=0.4, sd_person=0.8, sd_sentence=1.0, n=2_000_000):
+    """E[expit(b0 + b1 + u + v)] - E[expit(b0 + u + v)], u and v independent normals
+    (Monte Carlo; SE about 2e-4)."""
+    noise = rng.normal(0, sd_person, n) + rng.normal(0, sd_sentence, n)
+    return float(np.mean(1 / (1 + np.exp(-(b0 + b1 + noise))))
+                 - np.mean(1 / (1 + np.exp(-(b0 + noise)))))
+
+
+@pytest.mark.slow
+def test_delta_qa_intervals_cover_and_the_difference_test_holds_its_level():
+    """Coverage of the two-way bootstrap's 95% intervals for people's and a system's
+    Delta_QA, and the false-positive rate of 'system Delta = people's Delta' when it is
+    true, on 200 simulated crossed data sets (200 replicates each). The two-way
+    bootstrap is expected to be conservative, so the bounds only rule out
+    under-coverage and an inflated level; the measured values go in the report."""
+    rng = np.random.default_rng(20231)
+    truth = _true_marginal_delta(rng)
+    n_sims, hits_people, hits_system, rejections = 200, 0, 0, 0
+    for sim in range(n_sims):
+        trials, systems = _simulated_qa(rng)
+        table = U.qa_delta_uncertainty(trials.assign(dataset="sim"),
+                                       systems.assign(dataset="sim"), n_boot=200, seed=sim)
+        people = table[(table["source"] == "human")].iloc[0]
+        system = table[(table["source"] == "sim") & (table["quantity"] == "delta")].iloc[0]
+        diff = table[table["quantity"] == "difference"].iloc[0]
+        hits_people += people["ci_low"] <= truth <= people["ci_high"]
+        hits_system += system["ci_low"] <= truth <= system["ci_high"]
+        rejections += diff["p_value"] < 0.05
+    coverage_people, coverage_system = hits_people / n_sims, hits_system / n_sims
+    level = rejections / n_sims
+    print(f"Delta_QA coverage people {coverage_people:.3f}, system {coverage_system:.3f}, "
+          f"difference test level {level:.3f} (nominal 0.95 / 0.95 / 0.05)")
+    # binomial SE at 0.95 with 200 runs is 0.015: 0.91 is below nominal by > 2.5 SE
+    assert coverage_people >= 0.91 and coverage_system >= 0.91
+    assert level <= 0.09
+
+
+def _simulated_maze(rng, n_people=25, n_sentences=60, per_person=40, shift=0.06,
+                    sd_person=0.25, sd_sentence=0.15, sd_trial=0.35, system_accuracy=0.8):
+    """log ms = 6.6 + shift * anti + person + sentence + noise, people crossed with random
+    sentences; a system whose pro and anti accuracy are both `system_accuracy`, so its
+    Delta_MAZE equals people's at that share."""
+    sentences = np.arange(2 * n_sentences)
+    anti = sentences >= n_sentences
+    b = rng.normal(0, sd_sentence, len(sentences))
+    a = rng.normal(0, sd_person, n_people)
+    rows = []
+    for person in range(n_people):
+        for s in rng.choice(sentences, per_person, replace=False):
+            log_ms = 6.6 + shift * anti[s] + a[person] + b[s] + rng.normal(0, sd_trial)
+            rows.append((f"p{person}", int(s), "anti" if anti[s] else "pro", np.exp(log_ms)))
+    maze = pd.DataFrame(rows, columns=["participant", "sentence_id", "condition",
+                                       "time_to_answer"])
+    systems = pd.DataFrame({"model": "sim", "sentence_id": sentences,
+                            "condition": np.where(anti, "anti", "pro"),
+                            "correct": rng.random(len(sentences)) < system_accuracy})
+    return maze, systems
+
+
+def _true_maze_delta(rng, p, shift=0.06, sd_person=0.25, sd_sentence=0.15, sd_trial=0.35,
+                     n=1_000_000):
+    """Delta_MAZE(p) of the marginal distributions after the IQR rule (Monte Carlo)."""
+    sd = np.sqrt(sd_person ** 2 + sd_sentence ** 2 + sd_trial ** 2)
+    ones = np.ones(n, dtype=np.int64)
+    pro = U.cleaned_sorted(np.exp(6.6 + rng.normal(0, sd, n)), ones)
+    anti = U.cleaned_sorted(np.exp(6.6 + shift + rng.normal(0, sd, n)), ones)
+    return float(U.quantile_at(anti, p) - U.quantile_at(pro, p))
+
+
+@pytest.mark.slow
+def test_delta_maze_intervals_cover_and_the_difference_test_holds_its_level():
+    """As above for Delta_MAZE at p = 0.5 and for a system's difference from people at
+    its mean share (true difference 0: the system's pro and anti accuracy are equal);
+    100 simulated data sets, 200 replicates each."""
+    rng = np.random.default_rng(20232)
+    truth = _true_maze_delta(rng, 0.5)
+    n_sims, hits, rejections = 100, 0, 0
+    for sim in range(n_sims):
+        maze, systems = _simulated_maze(rng)
+        table = U.maze_delta_uncertainty(maze.assign(dataset="sim"),
+                                         systems.assign(dataset="sim"), n_boot=200, seed=sim,
+                                         grid=np.array([0.5]))
+        people = table[table["source"] == "human"].iloc[0]
+        diff = table[table["quantity"] == "difference"].iloc[0]
+        hits += people["ci_low"] <= truth <= people["ci_high"]
+        rejections += diff["p_value"] < 0.05
+    print(f"Delta_MAZE(0.5) coverage {hits / n_sims:.3f}, difference test level "
+          f"{rejections / n_sims:.3f} (nominal 0.95 / 0.05)")
+    # binomial SE at 0.95 with 100 runs is 0.022
+    assert hits / n_sims >= 0.89
+    assert rejections / n_sims <= 0.10
