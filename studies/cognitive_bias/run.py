@@ -320,8 +320,11 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         "people's Delta_MAZE at the system's mean share (a_pro + a_anti) / 2: gbstats' "
         "construction (the paper shows the placement but no test); a negative difference "
         "means the system's pro/anti gap is larger, in human response time, than people's "
-        "at the same accuracy. The simulation in the test suite measures the intervals' "
-        "coverage (the two-way bootstrap is known to be somewhat conservative)."))
+        "at the same accuracy. Calibration, simulated on crossed designs of this size "
+        "(tests/studies/test_cognitive_bias.py): Delta_QA intervals cover 0.995 (people) and "
+        "0.96 (system) for a nominal 0.95 and the QA difference test rejects a true null at "
+        "0.01 (conservative); Delta_MAZE(0.5) intervals cover 0.99 and the MAZE difference "
+        "test rejects a true null at 0.06 (500 simulated data sets) for a nominal 0.05."))
     report.table("qa_delta_uncertainty", qa_deltas,
                  "Delta_QA (accuracy pro - anti) of people per alpha and of each system (published "
                  "rule, QA sentences), and system minus people per alpha (quantity = difference), "

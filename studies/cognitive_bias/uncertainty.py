@@ -10,8 +10,14 @@ product of its participant's and its sentence's multiplicities (the two-way,
 Appl. Stat. 1: 502-545). A system has no participants: its sentences carry the
 same sentence draw as the people, so a person-vs-system difference is paired
 by sentence. The two-way bootstrap is known to be somewhat conservative (its
-variance includes the interaction term once more); the coverage simulation in
-tests/studies/test_cognitive_bias.py measures by how much on this design.
+variance includes the interaction term once more); the coverage simulations in
+tests/studies/test_cognitive_bias.py (`test_delta_*_intervals_cover_*`) measure
+it on crossed designs of this study's size. Measured: people's Delta_QA 95%
+intervals cover 0.995, a system's 0.96, and the system-vs-people test rejects a
+true null at 0.01 (200 data sets); Delta_MAZE(0.5) intervals cover 0.99 and the
+system-vs-people MAZE test rejects a true null at 0.08 (200 data sets) and 0.05
+(300 more, another seed), 0.062 pooled: the QA side is conservative, the MAZE
+test is close to its level, perhaps slightly liberal.
 
 Intervals are percentile intervals of the replicates. The test of "system Delta
 equals human Delta" inverts them: p = 2 min(P*(D <= 0), P*(D >= 0)), the
