@@ -108,7 +108,7 @@ def delta_side(analysed, qa_systems, scored, maze_trials, args, log: ExclusionLo
     qa = U.qa_delta_uncertainty(analysed, qa_systems, n_boot=args.n_boot, seed=args.seed)
     maze = U.maze_delta_uncertainty(maze_trials, maze_systems, n_boot=args.n_boot,
                                     seed=args.seed)
-    return qa, maze
+    return U.holm_within_datasets(qa, "QA"), U.holm_within_datasets(maze, "MAZE")
 
 
 def language_model_side(args, trials: pd.DataFrame, log: ExclusionLog, notes: list[str]):
@@ -312,7 +312,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         "independently, the sentences (a trial weighs its participant's times its sentence's "
         f"multiplicity; {args.n_boot} replicates, 95% percentile intervals). Systems share the "
         "sentence draw, so a system-minus-people difference is paired by sentence; its "
-        "p-value inverts the percentile interval (2 x the smaller tail share beyond 0). The "
+        "p-value inverts the percentile interval (2 x the smaller tail share at or beyond "
+        "0, counted (k + 1) / (B + 1)). The "
         "MAZE outlier rule is re-applied inside every replicate. Systems on the MAZE curves "
         "follow the authors' Figure 5: a system with accuracy a_c on the MAZE sentences sits at "
         "Q_c(a_c), the time within which a share a_c of people's correct c-trials were "
@@ -328,7 +329,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     report.table("qa_delta_uncertainty", qa_deltas,
                  "Delta_QA (accuracy pro - anti) of people per alpha and of each system (published "
                  "rule, QA sentences), and system minus people per alpha (quantity = difference), "
-                 "with 95% bootstrap intervals and p-values")
+                 "with 95% bootstrap intervals and p-values; p_holm: Holm within `family` "
+                 "(per dataset: every system x alpha)")
     for dataset in [d for d in A.DATASETS if d in set(maze["dataset"])]:
         report.figure(f"maze_systems_{dataset}", P.maze_systems_figure(maze, maze_deltas, dataset),
                       f"{dataset}: systems placed on people's MAZE response-time curves "
@@ -337,7 +339,7 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                  "People's Delta_MAZE(p) (ms) with 95% bootstrap intervals; per system: accuracy on "
                  "the MAZE sentences, its place on the curves (time_pro, time_anti), its "
                  "Delta_MAZE, people's Delta_MAZE at its mean share, and the difference with "
-                 "p-value")
+                 "p-value; p_holm: Holm within `family` (per dataset: every system)")
     if lm is not None:
         report.section("A language model as a coreference model", (
             f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind}): each wino "

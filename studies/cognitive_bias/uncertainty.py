@@ -20,9 +20,10 @@ system-vs-people MAZE test rejects a true null at 0.08 (200 data sets) and 0.05
 test is close to its level, perhaps slightly liberal.
 
 Intervals are percentile intervals of the replicates. The test of "system Delta
-equals human Delta" inverts them: p = 2 min(P*(D <= 0), P*(D >= 0)), the
+equals human Delta" inverts them: p = 2 min(P*(D <= 0), P*(D >= 0)), about the
 smallest level at which the two-sided percentile interval of the difference D
-excludes 0 (resolution 2 / n_boot).
+excludes 0 (counted with +1, see `percentile_p_value`; at B = 200 and 0.05 it
+rejects exactly when the uncounted version does).
 
 Delta_MAZE of a system. The authors place a system with accuracy a_c in
 condition c on the people's MAZE curve at time Q_c(a_c): the response time
@@ -69,12 +70,15 @@ def percentile_interval(draws: np.ndarray, level: float = LEVEL) -> tuple[np.nda
 
 
 def percentile_p_value(draws: np.ndarray) -> np.ndarray:
-    """Two-sided p of 'the quantity is 0', inverting the percentile interval."""
+    """Two-sided p of 'the quantity is 0', inverting the percentile interval:
+    2 min(#(D* <= 0) + 1, #(D* >= 0) + 1) / (B + 1), capped at 1, over the B defined
+    replicates (the +1 keeps p above 0: B replicates cannot show p < 2 / (B + 1);
+    Davison & Hinkley 1997, sec. 4.2)."""
     defined = ~np.isnan(draws)
     n = defined.sum(axis=0)
-    below = np.where(defined, draws <= 0, False).sum(axis=0) / n
-    above = np.where(defined, draws >= 0, False).sum(axis=0) / n
-    return np.minimum(1.0, 2 * np.minimum(below, above))
+    below = np.where(defined, draws <= 0, False).sum(axis=0)
+    above = np.where(defined, draws >= 0, False).sum(axis=0)
+    return np.minimum(1.0, 2 * (np.minimum(below, above) + 1) / (n + 1))
 
 
 def _codes(values: pd.Series, levels: pd.Index) -> np.ndarray:
@@ -247,3 +251,19 @@ def maze_delta_uncertainty(maze: pd.DataFrame, systems: pd.DataFrame, *, n_boot:
                         for j, (_, q, _) in enumerate(labels)],
             "n_boot": int(draws.shape[0])}))
     return pd.concat(parts, ignore_index=True)
+
+
+def holm_within_datasets(table: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """Holm-adjust the system-vs-people p-values, one family per dataset and experiment
+    (QA: every system x alpha; MAZE: every system); `family` names it."""
+    from gbstats.hypothesis_tests import correct_pvalues
+
+    out = table.assign(p_holm=np.nan, family=None)
+    for dataset in out["dataset"].unique():
+        tests = (out["dataset"] == dataset) & (out["quantity"] == "difference")
+        if not tests.any():
+            continue
+        adjusted = correct_pvalues(out.loc[tests], "holm")
+        out.loc[tests, "p_holm"] = adjusted["p_adjusted"].to_numpy()
+        out.loc[tests, "family"] = f"{experiment} {dataset}: {int(tests.sum())} system-vs-people tests"
+    return out

@@ -614,10 +614,10 @@ def test_qa_delta_statistic_weights_trials_by_participant_times_sentence():
 
 
 def test_percentile_p_value_inverts_the_interval():
-    draws = np.array([[-1.0], [1.0], [2.0], [3.0]])
-    # one of four at or below 0, three at or above: p = 2 * 1/4
-    assert U.percentile_p_value(draws).tolist() == [0.5]
-    assert U.percentile_p_value(np.array([[1.0], [2.0]])).tolist() == [0.0]
+    draws = np.array([[-1.0, 1.0], [1.0, 2.0], [2.0, np.nan], [3.0, 4.0]])
+    # column 1: one of four at or below 0, three at or above: 2 (1 + 1) / 5 = 0.8
+    # column 2: three defined, none at or below 0: 2 (0 + 1) / 4 = 0.5
+    assert U.percentile_p_value(draws).tolist() == pytest.approx([0.8, 0.5])
 
 
 def test_quantile_at_is_the_inverted_cdf():
