@@ -83,7 +83,8 @@ def maze_systems_figure(maze: pd.DataFrame, placement: pd.DataFrame, dataset: st
             acc = mine.loc[(source, f"accuracy_{condition}")]
             time = mine.loc[(source, f"time_{condition}")]
             ax.errorbar([acc["estimate"]], [time["estimate"]],
-                        xerr=[[acc["estimate"] - acc["ci_low"]], [acc["ci_high"] - acc["estimate"]]],
+                        xerr=[[acc["estimate"] - acc["ci_low"]],
+                              [acc["ci_high"] - acc["estimate"]]],
                         yerr=[[time["estimate"] - time["ci_low"]],
                               [time["ci_high"] - time["estimate"]]],
                         marker=SYSTEM_MARKERS.get(source, "o"), linestyle="none",

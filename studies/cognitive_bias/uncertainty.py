@@ -265,5 +265,6 @@ def holm_within_datasets(table: pd.DataFrame, experiment: str) -> pd.DataFrame:
             continue
         adjusted = correct_pvalues(out.loc[tests], "holm")
         out.loc[tests, "p_holm"] = adjusted["p_adjusted"].to_numpy()
-        out.loc[tests, "family"] = f"{experiment} {dataset}: {int(tests.sum())} system-vs-people tests"
+        out.loc[tests, "family"] = (f"{experiment} {dataset}: {int(tests.sum())} "
+                                    "system-vs-people tests")
     return out
