@@ -15,7 +15,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError
 from gbstats.formula import ParsedFormula, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
 
 INSTALL_HINT = ("install R with lme4 and lmerTest (Debian: apt-get install r-base-core r-cran-lme4 "
                 "r-cran-lmertest) and `pip install pymer4==0.8.2 rpy2==3.5.17`; `gbstats check` "
@@ -51,7 +51,9 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     Lmer = _lmer_class()
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
-    model = Lmer(parsed.text, data=_r_ready_frame(prepared), family=family)
+    coded = {v: c for v, c in prepared.codings.items() if c.kind != "treatment"}
+    model_class = _with_contrasts(Lmer, coded) if coded else Lmer
+    model = model_class(parsed.text, data=_r_ready_frame(prepared), family=family)
     with pywarnings.catch_warnings():
         # pymer4 0.8.2 calls pandas' deprecated DataFrame.applymap: a note about
         # pymer4's own code, not about this fit. lme4's messages are collected
@@ -59,12 +61,13 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
         pywarnings.filterwarnings("ignore", category=FutureWarning, message=".*applymap.*")
         try:
             model.fit(REML=True, summarize=False, no_warnings=True, verbose=False,
-                      control=f"optimizer='{optimizer}'" if optimizer else "")
+                      control=f"optimizer='{optimizer}'" if optimizer else "",
+                      factors={v: list(c.levels) for v, c in coded.items()} or None)
         except RRuntimeError as exc:
             raise GbstatsError(f"lme4 could not fit {parsed.text!r} ({family}): "
                                f"{str(exc).strip()}") from exc
 
-    expected = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels)
+    expected = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels, prepared.codings)
     coefs = _coef_table(model, family)
     if list(coefs["term"]) != expected:
         # lme4 drops columns of a rank-deficient design; say which, rather than
@@ -75,9 +78,43 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     warnings = list(prepared.warnings) + _fit_warnings(model)
     if family == "gaussian" and coefs["df"].isna().all():
         warnings.append("lmerTest could not compute Satterthwaite df; df and p_value are missing")
-    stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default"}
+    stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default",
+             "ci_method": CI_METHOD[family]}
     return FitResult(formula=parsed.text, backend="lme4", family=family, coefs=coefs,
-                     ranef_var=_ranef_table(model), fit_stats=stats, warnings=warnings)
+                     ranef_var=_ranef_table(model), fit_stats=stats, warnings=warnings,
+                     handle=FitHandle("lme4", model, parsed, prepared, dict(prepared.codings)))
+
+
+CI_METHOD = {
+    "gaussian": ("REML; 95% t intervals with the Satterthwaite df of each coefficient's "
+                 "lmerTest t test (estimate +/- qt(0.975, df) x SE)"),
+    "binomial": "Laplace ML; Wald z tests and 95% Wald intervals (estimate +/- 1.96 x SE)",
+}
+
+
+def _with_contrasts(Lmer, codings):
+    """pymer4's Lmer, but handing lme4 our contrast matrices (R's
+    ``contrasts=`` argument), with row names = levels and column names =
+    the coding's names, so that R names the terms as `r_term_names` does
+    (``close1`` for contr.sum, ``close<colname>`` for a user matrix).
+    pymer4's own `_make_factors` would rebuild the matrices from "human
+    readable" weights and drop our names."""
+
+    class CodedLmer(Lmer):
+        def _make_factors(self, factor_dict, ordered=False):
+            from rpy2 import robjects
+
+            matrices = {}
+            for var, coding in codings.items():
+                values = robjects.FloatVector(coding.matrix.ravel(order="F"))
+                matrix = robjects.r["matrix"](values, nrow=len(coding.levels))
+                matrix.rownames = robjects.StrVector(list(coding.levels))
+                matrix.colnames = robjects.StrVector(list(coding.names))
+                matrices[var] = matrix
+            self.factors = factor_dict
+            return robjects.ListVector(matrices), self.data
+
+    return CodedLmer
 
 
 def _r_ready_frame(prepared) -> pd.DataFrame:
@@ -103,7 +140,24 @@ def _coef_table(model, family: str) -> pd.DataFrame:
         p = c["P-val"] if "P-val" in c.columns else np.full(len(c), np.nan)
     else:
         stat, df, p = c["Z-stat"], np.full(len(c), np.nan), c["P-val"]
-    return wald_table(c.index, c["Estimate"], c["SE"], stat, df, p)
+    table = wald_table(c.index, c["Estimate"], c["SE"], stat, df, p)
+    return t_intervals(table) if family == "gaussian" else table
+
+
+def t_intervals(coefs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Replace Wald z intervals by t intervals with each row's own df (the
+    Satterthwaite df of its test), so that a 95% interval excludes 0 exactly
+    when p < .05. Rows without a df (lmerTest failed) keep their z interval."""
+    from scipy import stats as sps
+
+    out = coefs.copy()
+    df = out["df"].to_numpy(dtype=float)
+    has_df = np.isfinite(df)
+    quantile = sps.t.ppf(0.5 + level / 2, np.where(has_df, df, 1.0))
+    half = quantile * out["se"].to_numpy(dtype=float)
+    out.loc[has_df, "ci_low"] = (out["estimate"] - half)[has_df]
+    out.loc[has_df, "ci_high"] = (out["estimate"] + half)[has_df]
+    return out
 
 
 def _ranef_table(model) -> pd.DataFrame:

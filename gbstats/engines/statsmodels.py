@@ -15,7 +15,7 @@ from scipy import stats
 
 from gbstats.errors import GbstatsError
 from gbstats.formula import ParsedFormula, model_matrix, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
 
 LME4_HINT = "use backend='lme4' (R + lme4 + pymer4; `gbstats check` shows whether they are installed)"
 # lme4's isSingular() default: a relative (to sigma) Cholesky factor entry below 1e-4.
@@ -47,21 +47,24 @@ def fit(parsed: ParsedFormula, prepared, family: str) -> FitResult:
     # A fresh 0..n-1 index: statsmodels aligns exog, exog_re and groups by position.
     frame = prepared.frame.reset_index(drop=True)
     random = parsed.random[0]
-    exog = model_matrix(parsed.intercept, parsed.fixed_terms, frame, prepared.levels)
-    exog_re = model_matrix(random.intercept, random.terms, frame, prepared.levels)
+    exog = model_matrix(parsed.intercept, parsed.fixed_terms, frame, prepared.levels,
+                        prepared.codings)
+    exog_re = model_matrix(random.intercept, random.terms, frame, prepared.levels, prepared.codings)
     model = MixedLM(frame[parsed.response].astype(float), exog, groups=frame[random.group],
                     exog_re=exog_re)
     result, messages = _fit_reml(model, parsed.text)
-    terms = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels)
+    terms = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels, prepared.codings)
     coefs = _coef_table(result, terms)
     ranef = _ranef_table(result, random.group, list(exog_re.columns))
     warnings = list(prepared.warnings) + messages
     if _is_singular(result):
         warnings.append("boundary (singular) fit: a random-effect variance is (near) zero or a "
                         "correlation is +/-1 (lme4's isSingular() criterion)")
+    stats = {**_fit_stats(result, prepared, parsed, exog, exog_re),
+             "ci_method": "REML; Wald z tests and 95% Wald intervals (estimate +/- 1.96 x SE)"}
     return FitResult(formula=parsed.text, backend="statsmodels", family=family, coefs=coefs,
-                     ranef_var=ranef, fit_stats=_fit_stats(result, prepared, parsed, exog, exog_re),
-                     warnings=warnings)
+                     ranef_var=ranef, fit_stats=stats, warnings=warnings,
+                     handle=FitHandle("statsmodels", result, parsed, prepared, dict(prepared.codings)))
 
 
 def _fit_reml(model, formula: str):
