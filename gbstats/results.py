@@ -78,3 +78,4 @@ class FitHandle:
     parsed: Any
     prepared: Any
     codings: dict
+    extra: dict = field(default_factory=dict)

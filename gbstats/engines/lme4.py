@@ -200,3 +200,100 @@ def _fit_stats(model, prepared, parsed: ParsedFormula, family: str) -> dict:
             "exclusions": prepared.exclusions.to_records(),
             "n_groups": {g: int(prepared.frame[g].nunique()) for g in parsed.groups},
             "reml": family == "gaussian"}
+
+
+# --------------------------------------------------------------------------
+# questions asked of a fitted lme4 model (compare_models, marginal_means,
+# random_effects); each one calls R on the merMod that pymer4 holds
+
+def _to_pandas(r_frame) -> pd.DataFrame:
+    from rpy2 import robjects
+    from rpy2.robjects import pandas2ri
+    from rpy2.robjects.conversion import localconverter
+
+    with localconverter(robjects.default_converter + pandas2ri.converter):
+        frame = robjects.conversion.rpy2py(r_frame)
+    frame = frame.reset_index(drop=True)
+    for col in frame.columns:  # R factors arrive as Categoricals; keep plain labels
+        if isinstance(frame[col].dtype, pd.CategoricalDtype):
+            frame[col] = frame[col].astype(str)
+    return frame
+
+
+def anova(small, large) -> pd.DataFrame:
+    """lme4's ``anova(small, large)``: both models refitted by ML when they
+    were fitted by REML, AIC/BIC/logLik/deviance of the ML fits, and the
+    likelihood-ratio chi-square. Columns npar, aic, bic, loglik, deviance,
+    chisq, df, p_value; one row per model, small first."""
+    from rpy2.rinterface_lib.embedded import RRuntimeError
+
+    try:
+        table = _to_pandas(_r_function("function(a, b) as.data.frame(anova(a, b))")(
+            small.native.model_obj, large.native.model_obj))
+    except RRuntimeError as exc:
+        raise GbstatsError(f"lme4's anova() could not compare the models: {str(exc).strip()}") from exc
+    return pd.DataFrame({"npar": table["npar"].to_numpy(int), "aic": table["AIC"], "bic": table["BIC"],
+                         "loglik": table["logLik"], "deviance": table["deviance"],
+                         "chisq": table["Chisq"], "df": table["Df"], "p_value": table["Pr(>Chisq)"]})
+
+
+_EMMEANS_CALL = """
+function(fit, specs, by, lmer_df, type, adjust, level) {
+  args <- list(fit, specs = specs, level = level)
+  if (length(by)) args$by <- by
+  if (inherits(fit, "lmerMod")) args$lmer.df <- lmer_df
+  emm <- suppressMessages(do.call(emmeans::emmeans, args))
+  if (type == "response") emm <- emmeans::regrid(emm)
+  list(means = as.data.frame(summary(emm, infer = c(TRUE, TRUE), level = level)),
+       pairs = as.data.frame(summary(pairs(emm, adjust = adjust), infer = c(TRUE, TRUE),
+                                     level = level)))
+}
+"""
+
+EMMEANS_DF = {"gaussian": "satterthwaite"}
+
+
+def emmeans(handle, specs: list[str], by: list[str], type: str, adjust: str,
+            level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """R's emmeans on the fitted model: (means, pairwise contrasts) as R
+    returns them (columns emmean/prob, SE, df, lower.CL/asymp.LCL, ...).
+    LMMs use Satterthwaite df (as the coefficient tests do), GLMMs z."""
+    from rpy2 import robjects
+    from rpy2.rinterface_lib.embedded import RRuntimeError
+
+    try:
+        out = _r_function(_EMMEANS_CALL)(
+            handle.native.model_obj, robjects.StrVector(specs), robjects.StrVector(by),
+            "satterthwaite", type, adjust, level)
+    except RRuntimeError as exc:
+        raise GbstatsError(f"R's emmeans failed on {handle.parsed.text!r} (specs {specs}, by {by}): "
+                           f"{str(exc).strip()}") from exc
+    return _to_pandas(out.rx2("means")), _to_pandas(out.rx2("pairs"))
+
+
+_RANEF_CALL = """
+function(fit) {
+  re <- as.data.frame(lme4::ranef(fit, condVar = TRUE))
+  vc <- as.data.frame(lme4::VarCorr(fit))
+  list(vals = data.frame(group = as.character(re$grpvar), term = as.character(re$term),
+                         level = as.character(re$grp), estimate = re$condval, se = re$condsd),
+       pars = data.frame(group = vc$grp, var1 = ifelse(is.na(vc$var1), "", vc$var1),
+                         var2 = ifelse(is.na(vc$var2), "", vc$var2), sdcor = vc$sdcor,
+                         vcov = vc$vcov))
+}
+"""
+
+
+def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(conditional modes with conditional SDs, VarCorr rows) from lme4:
+    ``ranef(fit, condVar = TRUE)`` and ``VarCorr(fit)``."""
+    out = _r_function(_RANEF_CALL)(handle.native.model_obj)
+    return _to_pandas(out.rx2("vals")), _to_pandas(out.rx2("pars"))
+
+
+def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, vcov(beta)) in the coefs table's order."""
+    model = handle.native.model_obj
+    beta = np.asarray(_r_function("lme4::fixef")(model), dtype=float)
+    vcov = np.asarray(_r_function("function(m) as.matrix(vcov(m))")(model), dtype=float)
+    return beta, vcov
