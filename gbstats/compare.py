@@ -5,9 +5,10 @@ For lme4 and statsmodels fits it is a likelihood-ratio test, as lme4's
 likelihood first (REML likelihoods of models with different fixed effects are
 not comparable), and the table gives each fit's npar, AIC, BIC, logLik and
 deviance (of the ML fits) with the chi-square statistic, its df (the
-difference in parameters) and p-value. For lme4 the numbers are lme4's own
-(R's ``anova`` on the two merMod objects); statsmodels fits are refitted with
-``reml=False`` and the test computed here.
+difference in parameters) and p-value. For lme4 the ML fits are lme4's own
+(``refitML``, ``logLik``, ``AIC``, ``BIC``: the steps of ``anova.merMod``,
+which itself refuses models whose data frames differ in unused columns);
+statsmodels fits are refitted with ``reml=False``.
 
 For Bayesian fits (bambi) it is PSIS-LOO (Vehtari, Gelman & Gabry 2017) with
 ArviZ, in the layout of loo's ``loo_compare``: best model first, its
@@ -105,9 +106,9 @@ def require_same_data(small: FitResult, large: FitResult, names) -> None:
         only_large = rows_large.difference(rows_small)
         where = []
         if len(only_small):
-            where.append(f"{len(only_small)} row(s) only in {names[0]} (first index {only_small[0]!r})")
+            where.append(f"{len(only_small)} row(s) only in {names[0]} (first index {only_small[0]})")
         if len(only_large):
-            where.append(f"{len(only_large)} row(s) only in {names[1]} (first index {only_large[0]!r})")
+            where.append(f"{len(only_large)} row(s) only in {names[1]} (first index {only_large[0]})")
         raise GbstatsError(
             f"compare_models: the models were fitted on different rows ({len(rows_small)} rows for "
             f"{names[0]}, {len(rows_large)} for {names[1]}"
@@ -165,11 +166,11 @@ def require_nested(small: FitResult, large: FitResult, names) -> None:
 def _ml_rows(small: FitResult, large: FitResult) -> pd.DataFrame:
     if small.backend == "lme4":
         from gbstats.engines import lme4 as engine
-
-        return engine.anova(small.handle, large.handle)
-    from gbstats.engines import statsmodels as engine
+    else:
+        from gbstats.engines import statsmodels as engine
 
     rows = pd.DataFrame([engine.ml_fit(small.handle), engine.ml_fit(large.handle)])
+    # as lme4's anova.merMod: chisq = 2 * max(0, difference in logLik)
     chisq = max(0.0, 2 * (rows.loc[1, "loglik"] - rows.loc[0, "loglik"]))
     df = int(rows.loc[1, "npar"] - rows.loc[0, "npar"])
     rows["chisq"] = [np.nan, chisq]

@@ -220,21 +220,25 @@ def _to_pandas(r_frame) -> pd.DataFrame:
     return frame
 
 
-def anova(small, large) -> pd.DataFrame:
-    """lme4's ``anova(small, large)``: both models refitted by ML when they
-    were fitted by REML, AIC/BIC/logLik/deviance of the ML fits, and the
-    likelihood-ratio chi-square. Columns npar, aic, bic, loglik, deviance,
-    chisq, df, p_value; one row per model, small first."""
+_ML_FIT_CALL = """
+function(m) {
+  if (lme4::isREML(m)) m <- lme4::refitML(m)
+  ll <- stats::logLik(m)
+  c(npar = attr(ll, "df"), aic = stats::AIC(m), bic = stats::BIC(m), loglik = as.numeric(ll))
+}
+"""
+
+
+def ml_fit(handle) -> dict:
+    """The model refitted by ML when it was fitted by REML (lme4's
+    ``refitML``, as ``anova()`` does): npar, aic, bic, loglik, deviance."""
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
     try:
-        table = _to_pandas(_r_function("function(a, b) as.data.frame(anova(a, b))")(
-            small.native.model_obj, large.native.model_obj))
+        npar, aic, bic, loglik = np.asarray(_r_function(_ML_FIT_CALL)(handle.native.model_obj), float)
     except RRuntimeError as exc:
-        raise GbstatsError(f"lme4's anova() could not compare the models: {str(exc).strip()}") from exc
-    return pd.DataFrame({"npar": table["npar"].to_numpy(int), "aic": table["AIC"], "bic": table["BIC"],
-                         "loglik": table["logLik"], "deviance": table["deviance"],
-                         "chisq": table["Chisq"], "df": table["Df"], "p_value": table["Pr(>Chisq)"]})
+        raise GbstatsError(f"lme4 could not refit {handle.parsed.text!r} by ML: {str(exc).strip()}") from exc
+    return {"npar": int(npar), "aic": aic, "bic": bic, "loglik": loglik, "deviance": -2 * loglik}
 
 
 _EMMEANS_CALL = """

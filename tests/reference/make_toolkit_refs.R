@@ -184,7 +184,9 @@ out <- list(
     glmm_response = emm_record("fact_glmm_treat", "stance", by = "close", type = "response",
                                adjust = "holm"),
     single_group_asymptotic = emm_record("ri_treat", "cond", adjust = "none",
-                                         lmer_df = "asymptotic")
+                                         lmer_df = "asymptotic"),
+    single_group_tukey = emm_record("ri_treat", "cond", adjust = "tukey", lmer_df = "asymptotic"),
+    single_group_holm = emm_record("ri_treat", "cond", adjust = "holm", lmer_df = "asymptotic")
   ),
   ranef = list(slope = ranef_record("slope"), crossed = ranef_record("fact_lmm_treat"),
                glmm = ranef_record("fact_glmm_treat")),
