@@ -44,7 +44,8 @@ class ModelComparison:
     table     LRT: model, formula, npar, aic, bic, loglik, deviance, chisq, df,
               p_value (small model first; chisq/df/p_value on the large one's
               row). LOO: model, formula, elpd_loo, se, p_loo, looic,
-              elpd_diff, se_diff, n_pareto_k_high (best model first).
+              elpd_diff, se_diff, n_pareto_k_high (above ArviZ's threshold),
+              n_pareto_k_ok (0.5 to the threshold); best model first.
     notes     sentences for the table note (ML refit, boundary tests).
     warnings  Pareto-k and similar problems, for the report's warnings.
     """
@@ -217,11 +218,15 @@ def loo_of(fit: FitResult):
     return loo, [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
 
 
-def pareto_k_counts(loo) -> dict[str, int]:
-    """Observations by Pareto-k band (Vehtari et al. 2017/2024: k <= 0.5 good,
-    0.5-0.7 ok, > 0.7 bad: the LOO estimate for that point is unreliable)."""
+def pareto_k_counts(loo) -> dict[str, float]:
+    """Observations above the Pareto-k threshold, where the LOO estimate for
+    that point is unreliable: ArviZ's sample-size-dependent threshold
+    min(1 - 1/log10(S), 0.7) (Vehtari et al. 2024, "Pareto smoothed
+    importance sampling"), and the count between 0.5 and it."""
     k = np.asarray(loo.pareto_k)
-    return {"n_k_ok": int(((k > 0.5) & (k <= 0.7)).sum()), "n_k_high": int((k > 0.7).sum())}
+    threshold = float(getattr(loo, "good_k", 0.7) or 0.7)
+    return {"threshold": threshold, "n_k_ok": int(((k > 0.5) & (k <= threshold)).sum()),
+            "n_k_high": int((k > threshold).sum())}
 
 
 def _loo_comparison(small: FitResult, large: FitResult, names) -> ModelComparison:
@@ -236,9 +241,10 @@ def _loo_comparison(small: FitResult, large: FitResult, names) -> ModelCompariso
                      "_pointwise": pointwise})
         if counts["n_k_high"]:
             warnings.append(f"PSIS-LOO for {name} ({fit.formula!r}): {counts['n_k_high']} observation(s) "
-                            "with Pareto k > 0.7, where the LOO estimate is unreliable; consider "
-                            "K-fold cross-validation or moment matching")
-        warnings += [f"PSIS-LOO for {name}: {m}" for m in messages]
+                            f"with Pareto k > {counts['threshold']:.2f}, where the LOO estimate is "
+                            "unreliable; run more draws, or use K-fold cross-validation")
+        # ArviZ's own warning repeats the count above in prose
+        warnings += [f"PSIS-LOO for {name}: {m}" for m in messages if "Pareto" not in m]
     rows.sort(key=lambda r: -r["elpd_loo"])
     best = rows[0]["_pointwise"]
     for row in rows:

@@ -72,19 +72,21 @@ def _as_list(value) -> list[str]:
 
 
 def marginal_means(fit: FitResult, specs, by=None, *, scale: str = "link", adjust: str = "tukey",
-                   level: float = 0.95) -> MarginalMeans:
+                   level: float = 0.95, reverse: bool = False) -> MarginalMeans:
     """Estimated marginal means of `specs` (within `by`) and their pairwise
-    contrasts; see the module doc. `specs` and `by` name factor predictors."""
+    contrasts; see the module doc. `specs` and `by` name factor predictors.
+    ``reverse=True`` gives later-minus-earlier contrasts ("pro - anti"),
+    emmeans' ``revpairwise``."""
     specs, by = _as_list(specs), _as_list(by)
     _check_request(fit, specs, by, scale, adjust, level)
     if fit.backend == "lme4":
-        means, pairs = _lme4(fit, specs, by, scale, adjust, level)
+        means, pairs = _lme4(fit, specs, by, scale, adjust, level, reverse)
         adjust_used = adjust
     elif fit.backend == "statsmodels":
-        means, pairs = _from_vcov(fit, specs, by, adjust, level)
+        means, pairs = _from_vcov(fit, specs, by, adjust, level, reverse)
         adjust_used = adjust
     else:
-        means, pairs = _from_draws(fit, specs, by, scale, level)
+        means, pairs = _from_draws(fit, specs, by, scale, level, reverse)
         adjust_used = "none"
     return MarginalMeans(means, pairs, specs, by, scale, adjust_used, fit.backend,
                          _notes(fit, specs, by, scale, adjust_used, level))
@@ -119,10 +121,10 @@ def _notes(fit, specs, by, scale, adjust, level) -> list[str]:
     if fit.family != "gaussian":
         notes.append("Scale: probabilities; contrasts are differences of probabilities."
                      if scale == "response" else "Scale: log-odds; contrasts are log odds ratios.")
-    how = {"lme4": ("R's emmeans; " + ("Satterthwaite df" if fit.family == "gaussian" else "z tests")),
-           "statsmodels": "from the fixed effects and their covariance; z tests",
+    how = {"lme4": "by R's emmeans, " + ("Satterthwaite df" if fit.family == "gaussian" else "z tests"),
+           "statsmodels": "from the fixed effects and their covariance, z tests",
            "bambi": "from the posterior draws: posterior mean, SD and equal-tailed interval"}
-    notes.append(f"Computed with {how[fit.backend]}; {round(level * 100)}% intervals.")
+    notes.append(f"Computed {how[fit.backend]}; {round(level * 100)}% intervals.")
     if fit.backend != "bambi":
         notes.append({"tukey": "Pairwise p-values and intervals adjusted by Tukey's method within each "
                                "family",
@@ -136,10 +138,10 @@ def _notes(fit, specs, by, scale, adjust, level) -> list[str]:
 # --------------------------------------------------------------------------
 # lme4: R's emmeans
 
-def _lme4(fit, specs, by, scale, adjust, level):
+def _lme4(fit, specs, by, scale, adjust, level, reverse):
     from gbstats.engines import lme4 as engine
 
-    means, pairs = engine.emmeans(fit.handle, specs, by, scale, adjust, level)
+    means, pairs = engine.emmeans(fit.handle, specs, by, scale, adjust, level, reverse)
     return _tidy_emmeans(means, specs + by), _tidy_emmeans(pairs, ["contrast"] + by)
 
 
@@ -186,8 +188,10 @@ def grid_matrix(fit: FitResult, specs: list[str], by: list[str]) -> tuple[pd.Dat
     return cells, np.vstack(rows)
 
 
-def _pairs(cells: pd.DataFrame, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
-    """Pairwise differences (i - j, i before j) within each by group: (labels, C)."""
+def _pairs(cells: pd.DataFrame, specs: list[str], by: list[str], reverse: bool = False
+           ) -> tuple[pd.DataFrame, np.ndarray]:
+    """Pairwise differences (i - j, i before j; j - i with `reverse`) within
+    each by group, in emmeans' order: (labels, C)."""
     labels, rows = [], []
     groups = [()] if not by else list(dict.fromkeys(map(tuple, cells[by].to_numpy().tolist())))
     for group in groups:
@@ -195,6 +199,8 @@ def _pairs(cells: pd.DataFrame, specs: list[str], by: list[str]) -> tuple[pd.Dat
                   np.logical_and.reduce([cells[b].to_numpy() == v for b, v in zip(by, group)]))
         index = np.flatnonzero(inside)
         for i, j in combinations(index, 2):
+            if reverse:
+                i, j = j, i
             row = np.zeros(len(cells))
             row[i], row[j] = 1.0, -1.0
             name = lambda k: " ".join(str(cells.iloc[k][s]) for s in specs)  # noqa: E731
@@ -204,14 +210,14 @@ def _pairs(cells: pd.DataFrame, specs: list[str], by: list[str]) -> tuple[pd.Dat
     return pd.DataFrame(labels), np.vstack(rows) if rows else np.zeros((0, len(cells)))
 
 
-def _from_vcov(fit, specs, by, adjust, level):
+def _from_vcov(fit, specs, by, adjust, level, reverse=False):
     from gbstats.engines import statsmodels as engine
 
     beta, vcov = engine.fixed_effects(fit.handle)
     cells, L = grid_matrix(fit, specs, by)
     z = stats.norm.ppf(0.5 + level / 2)
     means = _wald(cells, L @ beta, L @ vcov @ L.T, z)
-    labels, C = _pairs(cells, specs, by)
+    labels, C = _pairs(cells, specs, by, reverse)
     K = C @ L
     est, cov = K @ beta, K @ vcov @ K.T
     se = np.sqrt(np.diag(cov))
@@ -265,7 +271,7 @@ def holm(p_values) -> np.ndarray:
 # --------------------------------------------------------------------------
 # bambi: posterior draws
 
-def _from_draws(fit, specs, by, scale, level):
+def _from_draws(fit, specs, by, scale, level, reverse=False):
     from gbstats.bayes import fixed_effect_draws
 
     draws = fixed_effect_draws(fit)
@@ -273,7 +279,7 @@ def _from_draws(fit, specs, by, scale, level):
     cell_draws = draws @ L.T
     if scale == "response" and fit.family != "gaussian":
         cell_draws = 1 / (1 + np.exp(-cell_draws))
-    labels, C = _pairs(cells, specs, by)
+    labels, C = _pairs(cells, specs, by, reverse)
     return (_summarise(cells.astype(str), cell_draws, level),
             _summarise(labels[["contrast"] + by], cell_draws @ C.T, level))
 

@@ -212,7 +212,7 @@ def _to_pandas(r_frame) -> pd.DataFrame:
     from rpy2.robjects.conversion import localconverter
 
     with localconverter(robjects.default_converter + pandas2ri.converter):
-        frame = robjects.conversion.rpy2py(r_frame)
+        frame = robjects.conversion.get_conversion().rpy2py(r_frame)
     frame = frame.reset_index(drop=True)
     for col in frame.columns:  # R factors arrive as Categoricals; keep plain labels
         if isinstance(frame[col].dtype, pd.CategoricalDtype):
@@ -242,14 +242,15 @@ def ml_fit(handle) -> dict:
 
 
 _EMMEANS_CALL = """
-function(fit, specs, by, lmer_df, type, adjust, level) {
+function(fit, specs, by, lmer_df, type, adjust, level, reverse) {
   args <- list(fit, specs = specs, level = level)
   if (length(by)) args$by <- by
   if (inherits(fit, "lmerMod")) args$lmer.df <- lmer_df
   emm <- suppressMessages(do.call(emmeans::emmeans, args))
   if (type == "response") emm <- emmeans::regrid(emm)
   list(means = as.data.frame(summary(emm, infer = c(TRUE, TRUE), level = level)),
-       pairs = as.data.frame(summary(pairs(emm, adjust = adjust), infer = c(TRUE, TRUE),
+       pairs = as.data.frame(summary(pairs(emm, adjust = adjust, reverse = reverse),
+                                     infer = c(TRUE, TRUE),
                                      level = level)))
 }
 """
@@ -258,7 +259,7 @@ EMMEANS_DF = {"gaussian": "satterthwaite"}
 
 
 def emmeans(handle, specs: list[str], by: list[str], type: str, adjust: str,
-            level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+            level: float, reverse: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """R's emmeans on the fitted model: (means, pairwise contrasts) as R
     returns them (columns emmean/prob, SE, df, lower.CL/asymp.LCL, ...).
     LMMs use Satterthwaite df (as the coefficient tests do), GLMMs z."""
@@ -268,7 +269,7 @@ def emmeans(handle, specs: list[str], by: list[str], type: str, adjust: str,
     try:
         out = _r_function(_EMMEANS_CALL)(
             handle.native.model_obj, robjects.StrVector(specs), robjects.StrVector(by),
-            "satterthwaite", type, adjust, level)
+            "satterthwaite", type, adjust, level, reverse)
     except RRuntimeError as exc:
         raise GbstatsError(f"R's emmeans failed on {handle.parsed.text!r} (specs {specs}, by {by}): "
                            f"{str(exc).strip()}") from exc

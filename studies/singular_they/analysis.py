@@ -18,6 +18,11 @@ from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, B
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
 HUMAN_FORMULA = "rating ~ close * gendered + (1|participant) + (1|item)"
+# Sum (+1/-1) coding for the human model: with the close x gendered
+# interaction in the model, treatment-coded `closedistant` would be the
+# closeness effect for ungendered antecedents only; sum-coded `close1` and
+# `gendered1` are main effects, averaged over the other factor.
+HUMAN_CONTRASTS = {"close": "sum", "gendered": "sum"}
 STAGE_ORDER = ["non-innovator", "innovator", "super-innovator"]
 NB_ORDER = ["low", "medium", "high"]
 FIT_COLUMNS = ["backend", "term", "estimate", "se", "ci_low", "ci_high", "df", "p_value"]
@@ -45,18 +50,67 @@ def fit_table(results: dict) -> pd.DataFrame:
 
 
 def fit_all_backends(formula: str, data: pd.DataFrame, backends: list[str], *,
-                     bayes: bool, draws: int, seed: int) -> dict:
-    """Fit one formula on every requested backend; {label: FitResult}."""
+                     bayes: bool, draws: int, seed: int, contrasts: dict | None = None) -> dict:
+    """Fit one formula on every requested backend; {label: FitResult}.
+    `contrasts` codes factors on every backend (see gbstats.contrasts)."""
     from gbstats.lmm import fit_lmm
 
-    results = {b: fit_lmm(formula, data, backend=b) for b in backends}
+    results = {b: fit_lmm(formula, data, backend=b, contrasts=contrasts) for b in backends}
     if bayes:
         from gbstats.bayes import fit_bayes
 
         # As many tuning steps as draws (fit_bayes' default is 1000 of each);
         # LOO is not reported by this study, so it is skipped.
-        results["pymc"] = fit_bayes(formula, data, draws=draws, tune=draws, seed=seed, loo=False)
+        results["pymc"] = fit_bayes(formula, data, draws=draws, tune=draws, seed=seed, loo=False,
+                                    contrasts=contrasts)
     return results
+
+
+def human_factor_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The human-model rows with closeness and gender marking as factors
+    (read from the antecedent type, whatever numeric coding the stimuli
+    carry), first level = the +1 level of HUMAN_CONTRASTS' sum coding:
+    close (+1) / distant (-1), gendered (+1) / nongendered (-1), the paper's
+    +/-1 direction."""
+    kind = rows["antecedent_type"].astype(str)
+    return rows.assign(
+        close=pd.Categorical(np.where(kind.str.startswith("close"), "close", "distant"),
+                             categories=["close", "distant"]),
+        gendered=pd.Categorical(np.where(kind.str.endswith("_gendered"), "gendered", "nongendered"),
+                                categories=["gendered", "nongendered"]))
+
+
+def human_main_effects(human_fits: dict) -> pd.DataFrame:
+    """Closeness and gender main effects of the sum-coded human model.
+
+    With +1/-1 coding a two-level factor's coefficient is half the difference
+    between its two marginal means (averaged over the other factor), so the
+    difference, the effect a reader expects, is twice it (and its interval
+    twice the coefficient's). `coding` names which level is +1.
+    """
+    rows = []
+    for label, result in human_fits.items():
+        codings = result.fit_stats.get("contrasts", {})
+        for var, term in (("close", "close1"), ("gendered", "gendered1")):
+            if var not in codings or codings[var]["kind"] != "sum":
+                continue
+            plus, minus = codings[var]["levels"]
+            row = result.coef(term)
+            rows.append({"backend": label, "effect": var, "term": term,
+                         "coding": f"{plus} = +1, {minus} = -1",
+                         "difference": f"{plus} - {minus}", "estimate": 2 * row["estimate"],
+                         "se": 2 * row["se"], "ci_low": 2 * row["ci_low"],
+                         "ci_high": 2 * row["ci_high"], "p_value": row["p_value"]})
+    return pd.DataFrame(rows, columns=["backend", "effect", "term", "coding", "difference", "estimate",
+                                       "se", "ci_low", "ci_high", "p_value"])
+
+
+def coding_note(fits: dict) -> str:
+    """The factor coding of a set of fits of one formula, for captions and notes."""
+    from gbstats.lmm import fit_notes
+
+    first = next(iter(fits.values()), None)
+    return fit_notes(first)[0] if first is not None else ""
 
 
 def fit_warnings(results: dict, what: str) -> list[str]:

@@ -102,17 +102,19 @@ def run(args) -> dict:
     mann_whitney = A.stage_mann_whitney(human, exclusions=log)
 
     say("[4/5] fitting the human data's own model")
-    human_rows = A.human_model_rows(human, stimuli)
+    human_rows = A.human_factor_rows(A.human_model_rows(human, stimuli))
     human_fits = {}
     if "lme4" in backends:
         human_fits = A.fit_all_backends(A.HUMAN_FORMULA, human_rows, ["lme4"],
-                                        bayes=not args.no_bayes, draws=args.draws, seed=args.seed)
+                                        bayes=not args.no_bayes, draws=args.draws, seed=args.seed,
+                                        contrasts=A.HUMAN_CONTRASTS)
     else:
         notes.append("the human model has crossed random effects (participant and item), which "
                      "only the lme4 backend fits; it was skipped")
         if not args.no_bayes:
             human_fits = A.fit_all_backends(A.HUMAN_FORMULA, human_rows, [], bayes=True,
-                                            draws=args.draws, seed=args.seed)
+                                            draws=args.draws, seed=args.seed,
+                                            contrasts=A.HUMAN_CONTRASTS)
 
     say("[5/5] writing the report")
     report = StudyReport(STUDY, args.out, "Singular *they*: language model vs. people")
@@ -187,7 +189,13 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
                      "alternative: the earlier stage scores lower)", simulated=simulated)
     if human_fits:
         report.table("human_model", A.fit_table(human_fits),
-                     f"People's ratings: `{A.HUMAN_FORMULA}`", simulated=simulated)
+                     f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
+                     + A.coding_note(human_fits), simulated=simulated)
+        report.table("human_main_effects", A.human_main_effects(human_fits),
+                     "Main effects of closeness and gender marking on people's ratings (sum "
+                     "coding, so each is averaged over the other factor; estimate = difference "
+                     "between the two marginal means = 2 x the +1/-1 coefficient)",
+                     simulated=simulated)
         side = A.side_by_side(model_fits, human_fits)
         report.table("model_vs_human_effects", side,
                      "Closeness and gender effects: model surprisal vs. people's ratings "

@@ -12,7 +12,7 @@
 #               coef(summary(.)); LMM intervals est +/- qt(.975, Satterthwaite
 #               df) * se, GLMM intervals confint(method = "Wald")
 #   lrt         anova(small, large) (lme4 refits REML fits by ML)
-#   emmeans     emmeans(fit, specs, by, lmer.df = ...), pairs(., adjust = ...);
+#   emmeans     emmeans(fit, specs, by, lmer.df = ...), pairs(., adjust = ..., reverse = ...);
 #               type = "response" via regrid() (differences of probabilities)
 #   ranef       as.data.frame(ranef(fit, condVar = TRUE)), as.data.frame(VarCorr(fit))
 #   r2_icc      performance::r2_nakagawa, performance::icc
@@ -123,7 +123,7 @@ lrt_record <- function(small, large) {
 }
 
 emm_record <- function(name, specs, by = NULL, type = "link", adjust = "tukey",
-                       lmer_df = "satterthwaite") {
+                       lmer_df = "satterthwaite", reverse = FALSE) {
   fit <- fits[[name]]
   emm <- if (models[[name]]$family == "gaussian") {
     emmeans(fit, specs = specs, by = by, lmer.df = lmer_df)
@@ -132,9 +132,10 @@ emm_record <- function(name, specs, by = NULL, type = "link", adjust = "tukey",
   }
   if (type == "response") emm <- regrid(emm)
   means <- as.data.frame(summary(emm, infer = c(TRUE, TRUE)))
-  pairs_ <- as.data.frame(summary(pairs(emm, adjust = adjust), infer = c(TRUE, TRUE)))
+  pairs_ <- as.data.frame(summary(pairs(emm, adjust = adjust, reverse = reverse),
+                                  infer = c(TRUE, TRUE)))
   list(model = name, specs = specs, by = if (is.null(by)) list() else by, type = type,
-       adjust = adjust, lmer_df = lmer_df, means = means, contrasts = pairs_)
+       adjust = adjust, lmer_df = lmer_df, reverse = reverse, means = means, contrasts = pairs_)
 }
 
 ranef_record <- function(name) {
@@ -183,6 +184,9 @@ out <- list(
     glmm_link = emm_record("fact_glmm_treat", "stance", by = "close", adjust = "tukey"),
     glmm_response = emm_record("fact_glmm_treat", "stance", by = "close", type = "response",
                                adjust = "holm"),
+    # the shape studies.cognitive_bias reports: pro - anti style (revpairwise) at each level
+    glmm_response_reverse = emm_record("fact_glmm_treat", "close", by = "stance",
+                                       type = "response", adjust = "none", reverse = TRUE),
     single_group_asymptotic = emm_record("ri_treat", "cond", adjust = "none",
                                          lmer_df = "asymptotic"),
     single_group_tukey = emm_record("ri_treat", "cond", adjust = "tukey", lmer_df = "asymptotic"),
