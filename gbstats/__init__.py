@@ -26,8 +26,8 @@ _EXPORTS = {
     "resolve_contrasts": "gbstats.contrasts",
     "compare_models": "gbstats.compare",
     "marginal_means": "gbstats.marginal",
-    "random_effects": "gbstats.random_effects",
-    "r2_nakagawa": "gbstats.random_effects",
+    "random_effects": "gbstats.ranef",
+    "r2_nakagawa": "gbstats.ranef",
     # Bayesian models (bambi / PyMC)
     "fit_bayes": "gbstats.bayes",
     # hypothesis tests (pingouin)

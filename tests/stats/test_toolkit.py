@@ -26,7 +26,7 @@ from gbstats.errors import GbstatsError
 from gbstats.formula import fixed_effect_names, parse_formula
 from gbstats.lmm import fit_glmm, fit_lmm, fit_notes
 from gbstats.marginal import _adjusted, holm, marginal_means
-from gbstats.random_effects import r2_nakagawa, random_effects
+from gbstats.ranef import r2_nakagawa, random_effects
 from gbstats.report import to_latex_table
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference"
