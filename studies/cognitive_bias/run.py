@@ -232,8 +232,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                  "Delta_MAZE at cumulative shares 0.05, 0.10, ..., 0.95 (ms)")
     if maze_fits:
         report.table("maze_lmm", M.maze_lmm_table(maze_fits),
-                     f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df); log_rt "
-                     "is the natural log of milliseconds")
+                     f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df; 95% t "
+                     "intervals with the same df); log_rt is the natural log of milliseconds")
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "

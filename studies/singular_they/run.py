@@ -166,7 +166,8 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
     report.table("lmm_close_gendered", A.fit_table(model_fits),
                  f"`{A.MODEL_FORMULA}` on the four closeness x gender conditions "
                  f"({int(A.close_gendered_rows(scored).shape[0])} items), by backend. "
-                 "lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; pymc: posterior "
+                 "lme4: REML, Satterthwaite t tests and 95% t intervals with the same df; "
+                 "statsmodels: REML, Wald z tests and intervals; pymc: posterior "
                  "mean, SD and 95% interval")
 
     report.section("RQ2: which group of people does the model resemble?", (
