@@ -499,7 +499,8 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               contr.sum, terms close1, ...), "treatment" or a matrix; recorded
               in fit_stats["contrasts"]. A non-treatment factor is given to
               bambi as numeric contrast columns (`bambi_coded_formula`), so its
-              default priors are those of numeric slopes.
+              default priors are those of numeric slopes, and a prior for one
+              is keyed by the column's R name ("close1"), not by the factor.
 
     Default priors (bambi 0.17's weakly-informative, data-scaled priors, as in
     rstanarm; the exact priors used are recorded in `fit_stats["priors"]`):
