@@ -456,3 +456,18 @@ def test_bayes_random_effects_agree_with_lme4_conditional_modes(bayes_fits):
     assert len(merged) == len(want) == 24 + 36
     assert np.corrcoef(merged["estimate"], merged["estimate_lme4"])[0, 1] > 0.99
     np.testing.assert_allclose(merged["se"], merged["se_lme4"], rtol=0.25)
+
+
+def test_toolkit_names_are_exported_as_functions():
+    """`from gbstats import random_effects` must give the function even after
+    its module has been imported (a module named like the function would
+    shadow it as an attribute of the package)."""
+    import importlib
+
+    import gbstats
+
+    for module in ("gbstats.ranef", "gbstats.compare", "gbstats.marginal", "gbstats.contrasts"):
+        importlib.import_module(module)
+    for name in ("compare_models", "marginal_means", "random_effects", "r2_nakagawa", "fit_notes",
+                 "resolve_contrasts"):
+        assert callable(getattr(gbstats, name)), name
