@@ -207,7 +207,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     if not marginal.empty:
         report.table("glmm_marginal_accuracy", marginal,
                      "Model-estimated accuracy per stereotype x alpha (GLMM with alpha as a "
-                     "factor; marginal means on the probability scale, emmeans)",
+                     "factor; marginal means on the probability scale, emmeans)"
+                     + "".join(f". {n}" for n in marginal_notes if "did not converge" in n),
                      notes=marginal_notes)
         report.table("glmm_pro_minus_anti", pro_minus_anti,
                      "Pro - anti difference in model-estimated accuracy at each alpha "
