@@ -251,10 +251,10 @@ class RayEngine:
 
     def _connect(self) -> None:
         ray = self.ray
-        if ray.is_initialized():
-            return
         if self.address is not None:
             check_reachable(self.address)
+        if ray.is_initialized():  # this process already joined a cluster (or started one): use it
+            return
         # a cluster's workers get the driver's own gbstats and models code
         # (a local instance's workers share the driver's sys.path anyway)
         runtime_env = {"py_modules": source_folders()} if self.address is not None else None
