@@ -17,7 +17,7 @@ from gbstats.errors import GbstatsError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from models.engine import ENGINES
+    from models.engine import add_engine_flags
     from models.loading import DEVICES, DTYPES
     from models.registry import DEFAULT_MODEL, MODELS
     from models.sweep import MEASURES, SCORE_FORMATS, STIMULUS_FORMATS, TEXT_COLUMN_GUESSES
@@ -82,22 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="choice with a masked LM and --span sentence: the PLL variant")
     m.add_argument("--batch-size", type=int, default=32, metavar="N",
                    help="texts per forward pass and per cache commit (default: %(default)s)")
-    c = p.add_argument_group("cache and engine")
+    c = p.add_argument_group("cache and output")
     c.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="score cache folder (default: $GBSTATS_CACHE, else the user cache)")
     c.add_argument("--no-cache", action="store_true", help="score everything afresh, store nothing")
-    c.add_argument("--engine", default="local", choices=list(ENGINES),
-                   help="where cache misses are scored: this process (default) or a pool of Ray "
-                        "actors (needs `pip install gbstats[ray]`)")
-    c.add_argument("--ray-address", default=None, metavar="ADDRESS",
-                   help="Ray cluster to join (host:port printed by `ray start --head`, "
-                        "ray://host:10001, or auto); default: start a local Ray instance")
-    c.add_argument("--ray-actors", type=int, default=None, metavar="N",
-                   help="scoring actors (default: the cluster's CPUs / --ray-cpus-per-actor, "
-                        "or GPUs / --ray-gpus-per-actor)")
-    c.add_argument("--ray-cpus-per-actor", type=float, default=1.0, metavar="N")
-    c.add_argument("--ray-gpus-per-actor", type=float, default=0.0, metavar="N")
     c.add_argument("--quiet", action="store_true", help="no progress bars or summary lines")
+    add_engine_flags(p)
     return parser
 
 
@@ -107,7 +97,7 @@ def say(args, text: str) -> None:
 
 
 def score_command(args) -> int:
-    from models.engine import scoring_engine
+    from models.engine import engine_from_args
     from models.registry import DEFAULT_MODEL
     from models.sweep import read_stimuli, sweep, write_scores
 
@@ -128,9 +118,7 @@ def score_command(args) -> int:
                   f"from the cache, {run.get('computed', 0)} scored "
                   f"({time.perf_counter() - started:.1f} s so far)")
 
-    with scoring_engine(args.engine, address=args.ray_address, actors=args.ray_actors,
-                        cpus_per_actor=args.ray_cpus_per_actor,
-                        gpus_per_actor=args.ray_gpus_per_actor):
+    with engine_from_args(args):
         scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,
                        revision=args.revision, report=report, bos=args.bos, slot=args.slot,
                        span=args.span, pll_variant=args.pll_variant, batch_size=args.batch_size,

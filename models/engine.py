@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
@@ -111,6 +112,10 @@ class LocalEngine:
 
     name = "local"
 
+    def driver_device(self, device: str) -> str:
+        """Where the driver loads a model asked for on `device`."""
+        return device
+
     def map_batches(self, scorer: Callable[[list], list],
                     batches: Sequence[list]) -> Iterator[tuple[int, list]]:
         for index, batch in enumerate(batches):
@@ -141,10 +146,11 @@ def use_engine(engine):
 
 @contextlib.contextmanager
 def scoring_engine(name: str = "local", *, address: str | None = None, actors: int | None = None,
-                   cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0):
+                   cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0,
+                   device: str | None = None):
     """Make, use and close the engine called `name` ("local" or "ray") for the block."""
     engine = make_engine(name, address=address, actors=actors, cpus_per_actor=cpus_per_actor,
-                         gpus_per_actor=gpus_per_actor)
+                         gpus_per_actor=gpus_per_actor, device=device)
     try:
         with use_engine(engine):
             yield engine
@@ -152,8 +158,36 @@ def scoring_engine(name: str = "local", *, address: str | None = None, actors: i
         engine.close()
 
 
+def add_engine_flags(parser):
+    """--engine, --ray-address, --ray-actors, --ray-cpus-per-actor, --ray-gpus-per-actor:
+    the same flags for `python -m models score` and for the studies that score a lot."""
+    group = parser.add_argument_group("scoring engine")
+    group.add_argument("--engine", default="local", choices=list(ENGINES),
+                       help="where cache misses are scored: this process (default) or a pool of "
+                            "Ray actors (needs `pip install gbstats[ray]`)")
+    group.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                       help="Ray cluster to join (host:port printed by `ray start --head`, "
+                            "ray://host:10001, or auto); default: start a local Ray instance")
+    group.add_argument("--ray-actors", type=int, default=None, metavar="N",
+                       help="scoring actors (default: the cluster's CPUs / --ray-cpus-per-actor, "
+                            "or its GPUs / --ray-gpus-per-actor)")
+    group.add_argument("--ray-cpus-per-actor", type=float, default=1.0, metavar="N")
+    group.add_argument("--ray-gpus-per-actor", type=float, default=0.0, metavar="N")
+    return parser
+
+
+def engine_from_args(args):
+    """`scoring_engine(...)` for the flags `add_engine_flags` added (a context manager)."""
+    return scoring_engine(getattr(args, "engine", "local"), address=getattr(args, "ray_address", None),
+                          actors=getattr(args, "ray_actors", None),
+                          cpus_per_actor=getattr(args, "ray_cpus_per_actor", 1.0),
+                          gpus_per_actor=getattr(args, "ray_gpus_per_actor", 0.0),
+                          device=getattr(args, "device", None))
+
+
 def make_engine(name: str, *, address: str | None = None, actors: int | None = None,
-                cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0):
+                cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0, device: str | None = None):
+    """device: where the Ray actors run their models (the driver may have no GPU)."""
     if name not in ENGINES:
         raise UnknownNameError("scoring engine", name, list(ENGINES))
     if name == "local":
@@ -161,7 +195,7 @@ def make_engine(name: str, *, address: str | None = None, actors: int | None = N
             raise EngineError("--ray-address is given but the engine is 'local'; add --engine ray")
         return LocalEngine()
     return RayEngine(address=address, actors=actors, cpus_per_actor=cpus_per_actor,
-                     gpus_per_actor=gpus_per_actor)
+                     gpus_per_actor=gpus_per_actor, device=device)
 
 
 def import_ray():
@@ -236,11 +270,13 @@ class RayEngine:
     name = "ray"
 
     def __init__(self, address: str | None = None, actors: int | None = None,
-                 cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0):
+                 cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0,
+                 device: str | None = None):
         self.ray = import_ray()
         if actors is not None and actors < 1:
             raise EngineError(f"the Ray engine needs at least one actor, found actors={actors}")
         self.address = address
+        self.device = device  # the actors' device; None: the driver's model's device
         self.cpus_per_actor, self.gpus_per_actor = cpus_per_actor, gpus_per_actor
         self._started_ray = False
         self._connect()
@@ -248,6 +284,10 @@ class RayEngine:
         self._actors: list = []
         self.worker_pids: set[int] = set()  # every process that returned a batch (restarts too)
         self.batches_received = 0
+
+    def driver_device(self, device: str) -> str:
+        # the driver needs the tokenizer only; the actors run the model on self.device
+        return "cpu" if self.device is not None else device
 
     def _connect(self) -> None:
         ray = self.ray
@@ -286,6 +326,9 @@ class RayEngine:
         if not batches:
             return
         actors = self._pool()
+        if self.device is not None and isinstance(scorer, BatchScorer):
+            scorer = BatchScorer(None, scorer.function, scorer.options,
+                                 dataclasses.replace(scorer.request, device=self.device))
         scorer_ref = ray.put(scorer)  # shipped once, not with every batch
         waiting = list(range(len(batches)))[::-1]  # popped from the end: batch 0 first
         in_flight: dict = {}  # object ref -> (batch index, actor index)

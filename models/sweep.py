@@ -238,6 +238,7 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     report: called with (model name, its run statistics) after each model.
     Each model is freed before the next loads, so a many-model sweep holds one at a time.
     """
+    from models.engine import current_engine
     from models.loading import clear_loaded_models, load_scorer
 
     if len(set(model_names)) != len(model_names):
@@ -245,7 +246,8 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
                                   expected="distinct model names", found=repr(model_names))
     tables = []
     for name in model_names:
-        lm = load_scorer(name, device=device, dtype=dtype, revision=revision)
+        lm = load_scorer(name, device=current_engine().driver_device(device), dtype=dtype,
+                         revision=revision)
         scored = score_stimuli(stimuli, lm, **options)
         if report is not None:
             report(name, scored.attrs.get("run", {}))
