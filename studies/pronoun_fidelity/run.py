@@ -16,6 +16,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
+from models.engine import add_engine_flags, engine_from_args
 from studies.common import (add_common_flags, dataset_checksums, load_model, model_record,
                             run_main, say)
 from studies.pronoun_fidelity import analysis as A
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the report says so)")
     p.add_argument("--backend", default="lme4", choices=["lme4", "none"],
                    help="frequentist GLMM backend: lme4 (default; needs R) or none")
+    add_engine_flags(p)  # --engine ray: score on a pool of Ray actors
     return add_common_flags(p, STUDY, multiple_models=True)
 
 
@@ -156,12 +158,13 @@ def run(args) -> dict:
 
     say(f"[2/4] scoring with {', '.join(names)}")
     no_context_parts, result_parts, models = [], [], []
-    for name in names:
-        lm = load_model(args, name)
-        models.append(model_record(lm))
-        no_context, results = score_model(lm, task, samples, args, log)
-        no_context_parts.append(no_context)
-        result_parts.append(results)
+    with engine_from_args(args):
+        for name in names:
+            lm = load_model(args, name)
+            models.append(model_record(lm))
+            no_context, results = score_model(lm, task, samples, args, log)
+            no_context_parts.append(no_context)
+            result_parts.append(results)
     no_context = pd.concat(no_context_parts, ignore_index=True)
     results = pd.concat(result_parts, ignore_index=True)
 

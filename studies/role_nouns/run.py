@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gbstats.data import role_nouns as rn
 from gbstats.exclusions import ExclusionLog
+from models.engine import add_engine_flags, engine_from_args
 from studies.common import (add_common_flags, dataset_checksums, load_model, model_record,
                             run_main, say, wants_model)
 from studies.role_nouns import analysis as A
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="permutations for the best-vs-next group test (default: %(default)s)")
     p.add_argument("--no-lme4", action="store_true",
                    help="skip the lme4 GLMM of the human data")
+    add_engine_flags(p)  # --engine ray: score on a pool of Ray actors
     return add_common_flags(p, STUDY, model_none=True)
 
 
@@ -68,7 +70,8 @@ def model_predictions(args, prior, notes: list[str]):
     grid = stimulus_grid(states, variants=prior[["role_noun_set", "set_type", "variant",
                                                  "variant_gender"]])
     say(f"[2/6] scoring {len(grid)} sentences ({len(states)} states) with {lm.name}")
-    scored = S.score_grid(grid, lm, use_cache=not args.no_cache, cache_dir=args.cache_dir)
+    with engine_from_args(args):
+        scored = S.score_grid(grid, lm, use_cache=not args.no_cache, cache_dir=args.cache_dir)
     frame_probs = A.frame_probabilities(scored, prior,
                                         score_is="joint" if lm.kind == "causal" else "likelihood")
     item_probs = A.average_over_states(frame_probs)

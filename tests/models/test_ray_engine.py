@@ -217,3 +217,29 @@ def test_cli_on_ray_equals_local_on_the_embedded_model(smollm, ray_instance, tmp
     # the actor runs torch on 1 thread, this process on 2: float sums may differ in the last bits
     np.testing.assert_allclose(remote["logprob"], local["logprob"], rtol=0, atol=1e-6)
     assert (remote["revision"] == local["revision"]).all()
+
+
+@pytest.mark.slow
+def test_pronoun_fidelity_on_ray_equals_local(data_dir, tiny_bert_dir, ray_instance, tmp_path):
+    """The study's --engine ray: the same instance results as the local engine (tiny GPT-2
+    with room for RUFF's texts; random weights, so only equality means anything)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    from studies.pronoun_fidelity.run import main as study_main
+    from tiny_models import build_tiny_gpt2
+
+    folder = build_tiny_gpt2(tmp_path / "gpt2", tiny_bert_dir)
+    config = GPT2LMHeadModel.config_class.from_pretrained(folder)
+    config.n_positions = 1024
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).eval().save_pretrained(folder)
+    tables = {}
+    for engine in ("local", "ray"):
+        out = tmp_path / engine
+        argv = ["--data-dir", str(data_dir), "--out", str(out), "--no-cache", "--model",
+                str(folder), "--occupations", "1", "--per-seed", "3", "--distractors", "0,1",
+                "--no-bayes", "--backend", "none", "--engine", engine, "--ray-actors", "2"]
+        assert study_main(argv) == 0
+        tables[engine] = pd.read_csv(out / "instance_results.csv")
+    pd.testing.assert_frame_equal(tables["ray"], tables["local"])
