@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.cache import CACHE_FILE
+from models.cache import CACHE_FILE, ScoreCache
 from models.causal import score_sentences
 from models.engine import RayEngine, use_engine
 from models.forced_choice import forced_choice
@@ -79,13 +79,12 @@ def test_ray_equals_local_bit_for_bit(tiny_gpt2, tiny_bert, two_actors):
 
 
 def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
+    """Entries committed so far (the library's own count; safe while a driver writes)."""
+    cache = ScoreCache(db.parent)
     try:
-        with sqlite3.connect(db, timeout=30) as conn:
-            return conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
-    except sqlite3.OperationalError:  # table not created yet
-        return 0
+        return len(cache)
+    finally:
+        cache.close()
 
 
 N_KILL = 3000
