@@ -78,8 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--slot", default="[BLANK]", help="choice: the slot marker in frames")
     m.add_argument("--span", default="word", choices=["word", "sentence"],
                    help="choice: score the variant only, or the whole filled sentence")
-    m.add_argument("--pll-variant", default="pll_original", choices=["pll_original", "pll_word_l2r"],
-                   help="choice with a masked LM and --span sentence: the PLL variant")
+    m.add_argument("--pll-variant", default=None, choices=["pll_original", "pll_word_l2r"],
+                   help="choice with a masked LM and --span sentence: the PLL variant (default: "
+                        "forced_choice's own, recorded in the scoring column)")
     m.add_argument("--batch-size", type=int, default=32, metavar="N",
                    help="texts per forward pass and per cache commit (default: %(default)s)")
     c = p.add_argument_group("cache and output")

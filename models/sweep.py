@@ -181,7 +181,7 @@ def _check_choice(table, shown, source, variants, frame_column, item_column) -> 
 
 
 def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[BLANK]",
-                  span: str = "word", pll_variant: str = "pll_original", batch_size: int = 32,
+                  span: str = "word", pll_variant: str | None = None, batch_size: int = 32,
                   cache_dir=None, use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
     """One model's score table for the stimuli (one row per item, or per item x variant)."""
     from models.causal import score_continuations, score_sentences
@@ -206,7 +206,9 @@ def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[B
     if stimuli.measure in ("pll_original", "pll_word_l2r"):
         return pll_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm,
                              variant=stimuli.measure, **run)
-    choice = {"slot": slot, "span": span, "bos": bos, "variant": pll_variant, **run}
+    choice = {"slot": slot, "span": span, "bos": bos, **run}
+    if pll_variant is not None:  # else forced_choice's own default PLL variant
+        choice["variant"] = pll_variant
     if stimuli.variants is not None:
         return forced_choice(t["frame"].tolist(), stimuli.variants, items=t["item"].tolist(),
                              lm=lm, **choice)
