@@ -46,6 +46,7 @@ fi
 "$PY" -m pip install -q --upgrade pip
 # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
 "$PY" -m pip install -q -c constraints.txt torch
+# .[all] includes the ray extra: the Ray sweep engine and its tests
 "$PY" -m pip install -q -c constraints.txt -e ".[all]"
 if [ "$have_r" = yes ]; then
   "$PY" -m pip install -q -c constraints.txt -e ".[lme4]"
