@@ -93,15 +93,16 @@ def fit(run, s):
     s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
 
     say("[4/5] fitting the human data's own model")
-    human_rows = A.human_model_rows(s.human, s.stimuli)
+    human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
+    human_twin = {**twin, "contrasts": A.HUMAN_CONTRASTS}
     s.human_fits = {}
     if "lme4" in s.backends:
-        s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=["lme4"], **twin)
+        s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=["lme4"], **human_twin)
     else:
         run.note("the human model has crossed random effects (participant and item), which "
                  "only the lme4 backend fits; it was skipped")
         if run.bayes:
-            s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **twin)
+            s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **human_twin)
     run.warn(fit_warnings(s.paper_fits, "model LMM, paper scale")
              + fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
     run.add_provenance(stimuli_version=STIMULI_VERSION, simulated_human_data=s.simulated,
@@ -146,14 +147,16 @@ def report(run, report, s) -> None:
                  f"The model comparable with Watson et al. (2023): `{A.PAPER_FORMULA}` on the "
                  f"four closeness x gender conditions ({n_bold} items): surprisal in nats, "
                  "close and gendered coded +1/-1 (columns close_pm1, gendered_pm1), so a slope "
-                 "is half the difference between its two levels. lme4: REML, Satterthwaite df; "
-                 "statsmodels: REML, Wald z")
+                 "is half the difference between its two levels. lme4: REML, Satterthwaite t "
+                 "tests and 95% t intervals with the same df; statsmodels: REML, Wald z tests "
+                 "and intervals")
     report.table("lmm_close_gendered", A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
                  f"The same data as gbstats' indicator view: `{A.MODEL_FORMULA}`, surprisal in "
                  "bits, close and gendered coded 0/1, so a slope is the whole difference in "
                  "bits (2/ln 2 = 2.885 times the paper-scale slope; not comparable with the "
-                 "paper's estimates). lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; "
-                 "pymc: posterior mean, SD and 95% interval")
+                 "paper's estimates). lme4: REML, Satterthwaite t tests and 95% t intervals "
+                 "with the same df; statsmodels: REML, Wald z tests and intervals; pymc: "
+                 "posterior mean, SD and 95% interval")
 
     report.section("RQ2: which group of people does the model resemble?", (
         "Pearson correlations between the model's item scores and each group's mean rating "
@@ -177,9 +180,15 @@ def report(run, report, s) -> None:
     if s.human_fits:
         report.table("human_model", A.fit_table(s.human_fits, units="rating points",
                                                 coding=A.HUMAN_CODING),
-                     f"People's ratings: `{A.HUMAN_FORMULA}`", simulated=simulated)
+                     f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
+                     + A.coding_note(s.human_fits), simulated=simulated)
+        report.table("human_main_effects", A.human_main_effects(s.human_fits),
+                     "Main effects of closeness and gender marking on people's ratings (sum "
+                     "coding, so each is averaged over the other factor; estimate = difference "
+                     "between the two marginal means = 2 x the +1/-1 coefficient)",
+                     simulated=simulated)
         report.table("model_vs_human_effects", A.side_by_side(s.paper_fits, s.human_fits),
-                     "Closeness and gender effects: model surprisal (paper scale: nats, +1/-1) "
+                     "Closeness and gender effects, both +1/-1 coded: model surprisal (nats) "
                      "vs. people's ratings (opposite signs expected: surprisal is lower where "
                      "ratings are higher); units and coding per row",
                      simulated=simulated)
