@@ -7,6 +7,10 @@ already in the cache are not scored at all; the rest are sorted (by length, so
 a batch pads little, or by token ids, so texts with a shared beginning meet)
 and every finished batch is committed to the cache before the next starts,
 which is what makes a killed run resumable.
+
+Preparing units usually needs the tokenizer, so a scorer may pass `units`
+and `sort_keys` as functions that are called only when some unit is missing
+from the cache: a run whose scores are all cached then loads no model at all.
 """
 from __future__ import annotations
 
@@ -29,7 +33,8 @@ class RunStats:
         return dict(self.__dict__)
 
 
-def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
+def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
+              sort_keys: Sequence | Callable[[Sequence], Sequence],
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
               desc: str = "scoring") -> tuple[list, RunStats]:
@@ -38,16 +43,21 @@ def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
     sort_keys: the order units are scored in. Lengths cut padding; token-id
     lists (sorted lexicographically) put texts that share a beginning into one
     batch, so a scorer that runs shared prefixes once can use that.
+    units may be a function of no arguments returning the units, and sort_keys
+    a function of the units; both are called only if a key is not cached.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, found {batch_size}")
-    stats = RunStats(n_units=len(units))
+    stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     stats.n_unique = len(first_index)
     results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
     stats.cache_hits = len(results)
+    if len(results) < len(first_index):
+        units = units() if callable(units) else units
+        sort_keys = sort_keys(units) if callable(sort_keys) else sort_keys
     todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD
