@@ -355,6 +355,9 @@ def loo_stats(idata, model) -> tuple[dict[str, float], list[str]]:
 # --------------------------------------------------------------------------
 
 def _require_engines() -> None:
+    from gbstats.blas import configure_pytensor
+
+    configure_pytensor()  # before PyTensor's first import (gbstats.blas says why)
     try:
         import arviz  # noqa: F401
         import bambi  # noqa: F401

@@ -45,17 +45,25 @@ def fit_table(results: dict) -> pd.DataFrame:
 
 
 def fit_all_backends(formula: str, data: pd.DataFrame, backends: list[str], *,
-                     bayes: bool, draws: int, seed: int) -> dict:
-    """Fit one formula on every requested backend; {label: FitResult}."""
+                     bayes: bool, draws: int, seed: int, cache_dir=None,
+                     use_cache: bool = True) -> dict:
+    """Fit one formula on every requested backend; {label: FitResult}.
+
+    A fit whose formula, data, options and fitting code are unchanged since
+    the last run is reused from the fit cache (`gbstats.fit_cache`).
+    """
+    from gbstats.fit_cache import cached_fit
     from gbstats.lmm import fit_lmm
 
-    results = {b: fit_lmm(formula, data, backend=b) for b in backends}
+    cache = {"cache_dir": cache_dir, "use_cache": use_cache}
+    results = {b: cached_fit(fit_lmm, formula, data, backend=b, **cache) for b in backends}
     if bayes:
         from gbstats.bayes import fit_bayes
 
         # As many tuning steps as draws (fit_bayes' default is 1000 of each);
         # LOO is not reported by this study, so it is skipped.
-        results["pymc"] = fit_bayes(formula, data, draws=draws, tune=draws, seed=seed, loo=False)
+        results["pymc"] = cached_fit(fit_bayes, formula, data, draws=draws, tune=draws, seed=seed,
+                                     loo=False, **cache)
     return results
 
 

@@ -90,7 +90,8 @@ def run(args) -> dict:
     backends, backend_notes = lmm_backends(args.backend)
     notes += backend_notes
     model_fits = A.fit_all_backends(A.MODEL_FORMULA, A.close_gendered_rows(scored), backends,
-                                    bayes=not args.no_bayes, draws=args.draws, seed=args.seed)
+                                    bayes=not args.no_bayes, draws=args.draws, seed=args.seed,
+                                    cache_dir=args.cache_dir, use_cache=not args.no_cache)
 
     say("[3/5] correlating the model with each group of people")
     for grouping in ("nb_group",):
@@ -106,13 +107,15 @@ def run(args) -> dict:
     human_fits = {}
     if "lme4" in backends:
         human_fits = A.fit_all_backends(A.HUMAN_FORMULA, human_rows, ["lme4"],
-                                        bayes=not args.no_bayes, draws=args.draws, seed=args.seed)
+                                        bayes=not args.no_bayes, draws=args.draws, seed=args.seed,
+                                        cache_dir=args.cache_dir, use_cache=not args.no_cache)
     else:
         notes.append("the human model has crossed random effects (participant and item), which "
                      "only the lme4 backend fits; it was skipped")
         if not args.no_bayes:
             human_fits = A.fit_all_backends(A.HUMAN_FORMULA, human_rows, [], bayes=True,
-                                            draws=args.draws, seed=args.seed)
+                                            draws=args.draws, seed=args.seed,
+                                            cache_dir=args.cache_dir, use_cache=not args.no_cache)
 
     say("[5/5] writing the report")
     report = StudyReport(STUDY, args.out, "Singular *they*: language model vs. people")
