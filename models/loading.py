@@ -8,9 +8,16 @@ keyed by (name, device, dtype, revision) and reused across a study.
 The embedded model loads nothing up front: its provenance (`model_id`,
 `revision`, `kind`, `model_type`) comes from the registry and the installed
 package's version, which is all a cache key needs. Its tokenizer loads on
-first use (parsing the GGUF file takes ~7-13 s) and its weights on the first
-forward pass (~20 s of de-quantizing). So a re-run whose scores are all cached
-imports neither torch nor transformers and reads no model file.
+first use and its weights on the first forward pass. So a re-run whose scores
+are all cached imports neither torch nor transformers and reads no model file.
+
+Reading the GGUF file is slow (~7-13 s to build the tokenizer from its
+vocabulary, ~17 s to de-quantize the weights), so the first load also saves
+the converted tokenizer and weights (transformers' own format, safetensors) in
+the user cache (`converted_folder`; ~540 MB in float32) and later loads read
+those (about a second). The folder's name holds everything the conversion
+depends on (package version, GGUF file size, dtype, transformers version), and
+tests/models/test_converted_model.py checks that both paths score alike.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from models.registry import DEFAULT_MODEL, MODELS, SMOLLM_DIST, ModelSpec, close
 DEVICES = ("cpu", "cuda", "mps")
 DTYPES = ("float32", "bfloat16")
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+ENV_MODEL_CACHE = "GBSTATS_MODEL_CACHE"  # where converted models are kept
 
 
 class ModelUnavailableError(GbstatsError, OSError):
@@ -201,25 +209,72 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
             f"model {spec.name!r} needs the file {spec.model_id} from the package {SMOLLM_DIST}, "
             f"which is not installed (looked in {folder}); install it with `{fix}`")
 
+    version = importlib.metadata.version(SMOLLM_DIST)
+    gguf = folder / spec.model_id
+
     def load_tokenizer():
         _torch()
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+        converted = converted_folder(spec.name, version, gguf, "tokenizer")
+        if (converted / "tokenizer.json").exists():
+            return AutoTokenizer.from_pretrained(converted)
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+        _save_converted(tokenizer, converted)
+        return tokenizer
 
     def load_weights():
         # de-quantizing the GGUF tensors is most of the ~20 s load: done only
-        # when a score is not in the cache
+        # when a score is not in the cache, and once per machine
         from transformers import AutoModelForCausalLM
 
-        return AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
-                                                    dtype=resolve_dtype(dtype))
+        converted = converted_folder(spec.name, version, gguf, dtype)
+        if (converted / "config.json").exists():
+            return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
+                                                     dtype=resolve_dtype(dtype))
+        _save_converted(model, converted)
+        return model
 
-    version = importlib.metadata.version(SMOLLM_DIST)
     return LanguageModel(spec.name, f"{SMOLLM_DIST}/{spec.model_id}",
                          f"{SMOLLM_DIST}=={version}", "causal", None, None,
                          load_weights=load_weights, model_type=spec.model_type,
                          load_tokenizer=load_tokenizer)
+
+
+def model_cache_dir() -> Path:
+    """Where converted models are kept: $GBSTATS_MODEL_CACHE, else the user cache."""
+    from gbstats.config import user_cache_root
+
+    env = os.environ.get(ENV_MODEL_CACHE)
+    return Path(env).expanduser() if env else user_cache_root() / "models"
+
+
+def converted_folder(name: str, version: str, gguf: Path, part: str) -> Path:
+    """The folder of one converted part ("tokenizer" or a dtype) of a GGUF model."""
+    import transformers
+
+    tag = f"{version}-{gguf.stat().st_size}-transformers{transformers.__version__}"
+    return model_cache_dir() / name / tag / part
+
+
+def _save_converted(obj, target: Path) -> None:
+    """save_pretrained into a sibling folder, then rename: a reader never sees half a save.
+    A failure to write (read-only or full disk, or another process won the race) only
+    costs the next run the slow path."""
+    import shutil
+    import tempfile
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    except OSError:
+        return
+    try:
+        obj.save_pretrained(partial)
+        os.replace(partial, target)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def infer_kind(config) -> str:
