@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/singular_they.py              # this checkout vs main at 834571a
     .venv/bin/python benchmarks/singular_they.py --before REF # vs another commit
-    .venv/bin/python benchmarks/singular_they.py --no-before --skip-glmm   # quick: this checkout only
+    .venv/bin/python benchmarks/singular_they.py --no-before --parts singular_they  # quick
 
 Writes benchmarks/results/singular_they.json. What it measures, for each source
 tree ("before" = `git archive REF` unpacked into a temporary folder; "after" =
@@ -10,23 +10,34 @@ this checkout), the trees interleaved so that load on a shared machine hits
 both alike:
 
 - `python -m studies.singular_they` with default settings (smollm2-135m,
-  lme4 + statsmodels + PyMC), each a fresh process as a user runs it: **cold**
-  = empty score cache AND empty PyTensor/numba compile folder (a first run on
-  a fresh machine), then **warm** = the same command again with both caches
-  kept. `stages` splits each run by its own progress lines ("[k/5]"), timed
-  by this script as the lines arrive: `startup` (interpreter, imports,
-  stimuli, simulated panel) then one entry per stage, the last one ending
-  when the process exits.
-- the same for `studies.cognitive_bias --model none` and
+  lme4 + statsmodels + PyMC), each a fresh process as a user runs it, four
+  times in this order:
+  **first**: a first run on a fresh machine: empty score and fit cache,
+  empty PyTensor/numba compile folder, empty converted-model cache
+  (GBSTATS_MODEL_CACHE);
+  **cold**: empty score and fit cache (a fresh clone, or new stimuli), with
+  the compile and converted-model caches the first run left (what the issue
+  timed as `make demo` on a fresh clone);
+  **warm**: the same command again, everything cached;
+  **warm_refit**: scores cached, every fit recomputed (GBSTATS_NO_FIT_CACHE=1:
+  a re-run after changing a formula). Before gbstats had a fit cache, warm
+  and warm_refit are the same thing.
+  `stages` splits each run by its own progress lines ("[k/5]"), timed by
+  this script as the lines arrive: `startup` (interpreter, imports, stimuli,
+  simulated panel) then one entry per stage, the last one ending when the
+  process exits.
+- cold and warm for `studies.cognitive_bias --model none` and
   `studies.role_nouns --model none` (keys `cognitive_bias_none_seconds`,
   `role_nouns_none_seconds`).
 - `r_startup`: in a fresh process, seconds to import rpy2's robjects (starts
   R), to import pymer4 the way gbstats does, the first lmerTest fit (loads
   lme4/lmerTest) and a second fit.
-- `qa_glmm_7500` (unless --skip-glmm): the 7,500-trial QA GLMM of
-  benchmarks/bayes_samplers.py through `fit_bayes` with the library defaults,
-  in a fresh process: seconds, min bulk ESS, ESS per second, max R-hat,
-  divergences (compare benchmarks/results/bayes_samplers.json).
+- `qa_glmm_7500`: the 7,500-trial QA GLMM of benchmarks/bayes_samplers.py
+  through `fit_bayes` with its settings there (default sampler, 2 chains x
+  1,000 draws after 1,000 tuning steps, seed 1), in a fresh process with an
+  empty compile folder: seconds (build, compile, sampling, diagnostics),
+  min bulk ESS, ESS per second, max R-hat, divergences (compare
+  benchmarks/results/bayes_samplers.json).
 - `tables`: the lme4/statsmodels estimates of the warm runs before and after
   (max absolute difference; identical means equal to ~1e-9), and the PyMC
   estimates (difference in units of the Monte Carlo error of a difference,
@@ -93,7 +104,7 @@ from gbstats.bayes import fit_bayes
 data = qa_glmm_data()
 start = time.perf_counter()
 fit = fit_bayes("correct ~ stereotype + (1|participant) + (1|item)", data, family="bernoulli",
-                loo=False)
+                draws=1000, tune=1000, chains=2, seed=1, loo=False)
 seconds = time.perf_counter() - start
 s = fit.fit_stats
 print(json.dumps({"seconds": seconds, "min_ess_bulk": s["min_ess_bulk"],
@@ -189,15 +200,23 @@ def compare_tables(before: Path, after: Path) -> dict:
             "bayes_min_ess_from_warnings": {"before": b_ess, "after": a_ess}}
 
 
+KINDS = {"singular_they": ("first", "cold", "warm", "warm_refit")}
+PARTS = ("singular_they", "others", "r_startup", "glmm")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default=DEFAULT_BEFORE, help="commit to compare with "
                         "(default: %(default)s, main before issue 18)")
     parser.add_argument("--no-before", action="store_true", help="measure this checkout only")
-    parser.add_argument("--skip-glmm", action="store_true", help="skip the 7,500-trial Bayesian GLMM")
-    parser.add_argument("--skip-others", action="store_true",
-                        help="skip cognitive_bias and role_nouns --model none")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="comma-separated subset of %(default)s")
+    parser.add_argument("--out", default=str(OUT), help="result file (default: %(default)s)")
     args = parser.parse_args()
+    parts = [p for p in args.parts.split(",") if p]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown parts {unknown}; expected a subset of {list(PARTS)}")
 
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -206,76 +225,97 @@ def main() -> None:
         trees = {"after": REPO}
         if not args.no_before:
             trees = {"before": unpack(args.before, tmp / "before"), "after": REPO}
-        studies = dict(STUDIES)
-        if args.skip_others:
-            studies = {"singular_they": STUDIES["singular_they"]}
+        studies = {}
+        if "singular_they" in parts:
+            studies["singular_they"] = STUDIES["singular_they"]
+        if "others" in parts:
+            studies.update({k: v for k, v in STUDIES.items() if k != "singular_they"})
         runs: dict = {label: {} for label in trees}
         for study, cmd in studies.items():
-            for kind in ("cold", "warm"):
+            for kind in KINDS.get(study, ("cold", "warm")):
                 for label, tree in trees.items():  # interleaved: before, after, before, after
                     work = tmp / label / study
-                    if kind == "cold":
+                    if kind in ("first", "cold"):
+                        shutil.rmtree(work / "cache", ignore_errors=True)
+                    if kind == "first":
                         shutil.rmtree(work, ignore_errors=True)
-                    env = child_env(tree, work / "compiledir")
+                        shutil.rmtree(tmp / label / "compiledir", ignore_errors=True)
+                    env = child_env(tree, tmp / label / "compiledir")
+                    if kind == "first":
+                        env["GBSTATS_MODEL_CACHE"] = str(work / "model-cache-first")
+                    if kind == "warm_refit":
+                        env["GBSTATS_NO_FIT_CACHE"] = "1"
                     out = work / "out"
                     full = [sys.executable, *cmd, "--out", str(out), "--cache-dir", str(work / "cache")]
                     result = run_timed(full, tree, env)
-                    if study == "singular_they" and kind == "warm":
-                        keep = tmp / label / "warm_results.json"
-                        shutil.copy(out / "results.json", keep)
+                    if study == "singular_they" and kind in ("warm", "warm_refit"):
+                        shutil.copy(out / "results.json", tmp / label / f"{kind}_results.json")
                     runs[label].setdefault(study, {})[kind] = result
                     print(f"{label:6s} {study:20s} {kind}: {result['seconds']:.1f} s", flush=True)
         r_startup, qa_glmm = {}, {}
-        for label, tree in trees.items():
-            env = child_env(tree, tmp / label / "singular_they" / "compiledir")
-            r_startup[label] = run_json(R_STARTUP, tree, env)
-            print(f"{label:6s} r_startup: {r_startup[label]}", flush=True)
-        if not args.skip_glmm:
+        if "r_startup" in parts:
+            for label, tree in trees.items():
+                r_startup[label] = run_json(R_STARTUP, tree, child_env(tree, tmp / label / "compiledir"))
+                print(f"{label:6s} r_startup: {r_startup[label]}", flush=True)
+        if "glmm" in parts:
             for label, tree in trees.items():
                 env = child_env(tree, tmp / label / "qa_glmm_compiledir")
                 qa_glmm[label] = run_json(QA_GLMM, tree, env)
                 print(f"{label:6s} qa_glmm: {qa_glmm[label]}", flush=True)
-        tables = (compare_tables(tmp / "before" / "warm_results.json",
-                                 tmp / "after" / "warm_results.json")
-                  if "before" in trees else {})
+        tables = {}
+        if "before" in trees and "singular_they" in studies:
+            tables = {kind: compare_tables(tmp / "before" / "warm_results.json",
+                                           tmp / "after" / f"{kind}_results.json")
+                      for kind in ("warm", "warm_refit")}
     load_after = os.getloadavg()
 
-    after = runs["after"]["singular_they"]
-    result = {
+    result: dict = {
         "benchmark": "singular_they end to end (default settings), before and after",
-        "command": "python benchmarks/singular_they.py" + (" --skip-glmm" if args.skip_glmm else ""),
-        "cold_seconds": after["cold"]["seconds"], "warm_seconds": after["warm"]["seconds"],
-        "stages": {kind: after[kind]["stages"] for kind in ("cold", "warm")},
+        "command": "python benchmarks/singular_they.py",
+        "parts": parts,
         "targets_seconds": TARGETS_S,
-        "cold_within_target": after["cold"]["seconds"] <= TARGETS_S["cold"],
-        "warm_within_target": after["warm"]["seconds"] <= TARGETS_S["warm"],
+    }
+    if "singular_they" in studies:
+        after = runs["after"]["singular_they"]
+        result.update({
+            "cold_seconds": after["cold"]["seconds"], "warm_seconds": after["warm"]["seconds"],
+            "first_run_seconds": after["first"]["seconds"],
+            "warm_refit_seconds": after["warm_refit"]["seconds"],
+            "stages": {kind: after[kind]["stages"] for kind in KINDS["singular_they"]},
+            "cold_within_target": after["cold"]["seconds"] <= TARGETS_S["cold"],
+            "warm_within_target": after["warm"]["seconds"] <= TARGETS_S["warm"],
+        })
+        if "before" in trees:
+            result["singular_they_before_seconds"] = {
+                kind: runs["before"]["singular_they"][kind]["seconds"] for kind in KINDS["singular_they"]}
+            result["stages_before"] = {kind: runs["before"]["singular_they"][kind]["stages"]
+                                       for kind in KINDS["singular_they"]}
+    for study in ("cognitive_bias_none", "role_nouns_none"):
+        if study in studies:
+            result[f"{study}_seconds"] = {
+                label: {kind: runs[label][study][kind]["seconds"] for kind in ("cold", "warm")}
+                for label in trees}
+    if studies and "before" in trees:
+        result["ratio_before_over_after"] = {
+            f"{study} {kind}": round(runs["before"][study][kind]["seconds"]
+                                     / runs["after"][study][kind]["seconds"], 2)
+            for study in studies for kind in runs["after"][study]}
+    result.update({
         "blas_warning_printed": {label: any(r["blas_warning"] for s in v.values() for r in s.values())
                                  for label, v in runs.items()},
-        "runs": runs,
         "r_startup": r_startup,
         "qa_glmm_7500": qa_glmm,
         "tables_before_vs_after": tables,
+        "runs": runs,
         "before_ref": None if args.no_before else args.before,
         "load_average_before_after": [load_before, load_after],
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "started_utc": started,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    for study in ("cognitive_bias_none", "role_nouns_none"):
-        if study in studies:
-            result[f"{study}_seconds"] = {
-                label: {kind: runs[label][study][kind]["seconds"] for kind in ("cold", "warm")}
-                for label in trees}
-    if "before" in trees:
-        result["singular_they_before_seconds"] = {
-            kind: runs["before"]["singular_they"][kind]["seconds"] for kind in ("cold", "warm")}
-        result["ratio_before_over_after"] = {
-            f"{study} {kind}": round(runs["before"][study][kind]["seconds"]
-                                     / runs["after"][study][kind]["seconds"], 2)
-            for study in studies for kind in ("cold", "warm")}
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("cold_seconds", "warm_seconds", "stages")}, indent=2))
+    })
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result.get(k) for k in ("cold_seconds", "warm_seconds", "stages")}, indent=2))
 
 
 if __name__ == "__main__":
