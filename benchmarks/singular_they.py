@@ -117,6 +117,7 @@ print(json.dumps({"seconds": seconds, "min_ess_bulk": s["min_ess_bulk"],
 
 def unpack(ref: str, folder: Path) -> Path:
     """`git archive ref` into folder: the source tree as committed, no worktree needed."""
+    folder.mkdir(parents=True, exist_ok=True)
     archive = folder / "src.tar"
     with open(archive, "wb") as fh:
         subprocess.run(["git", "archive", ref], cwd=REPO, stdout=fh, check=True)
