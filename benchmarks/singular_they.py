@@ -210,6 +210,8 @@ def main() -> None:
     parser.add_argument("--before", default=DEFAULT_BEFORE, help="commit to compare with "
                         "(default: %(default)s, main before issue 18)")
     parser.add_argument("--no-before", action="store_true", help="measure this checkout only")
+    parser.add_argument("--after", default=None, help="measure this commit (unpacked like "
+                        "--before) instead of the working tree, which may then be edited meanwhile")
     parser.add_argument("--parts", default=",".join(PARTS),
                         help="comma-separated subset of %(default)s")
     parser.add_argument("--out", default=str(OUT), help="result file (default: %(default)s)")
@@ -223,9 +225,10 @@ def main() -> None:
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with tempfile.TemporaryDirectory(prefix="bench_singular_they_") as tmp:
         tmp = Path(tmp)
-        trees = {"after": REPO}
+        after_tree = unpack(args.after, tmp / "after-src") if args.after else REPO
+        trees = {"after": after_tree}
         if not args.no_before:
-            trees = {"before": unpack(args.before, tmp / "before"), "after": REPO}
+            trees = {"before": unpack(args.before, tmp / "before"), "after": after_tree}
         studies = {}
         if "singular_they" in parts:
             studies["singular_they"] = STUDIES["singular_they"]
@@ -309,6 +312,7 @@ def main() -> None:
         "tables_before_vs_after": tables,
         "runs": runs,
         "before_ref": None if args.no_before else args.before,
+        "after_ref": args.after or "working tree",
         "load_average_before_after": [load_before, load_after],
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
