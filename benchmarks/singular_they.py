@@ -128,6 +128,7 @@ def unpack(ref: str, folder: Path) -> Path:
 
 def child_env(tree: Path, compiledir: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("GBSTATS_NO_FIT_CACHE", None)
     # a compile folder of its own per tree and run kind, so "cold" starts empty
     flags = [f for f in env.get("PYTENSOR_FLAGS", "").split(",") if f and "compiledir" not in f]
     env["PYTENSOR_FLAGS"] = ",".join(flags + [f"base_compiledir={compiledir}"])
@@ -245,8 +246,10 @@ def main() -> None:
                         shutil.rmtree(work, ignore_errors=True)
                         shutil.rmtree(tmp / label / "compiledir", ignore_errors=True)
                     env = child_env(tree, tmp / label / "compiledir")
+                    # converted models: empty for "first", then as "first" left them
+                    env["GBSTATS_MODEL_CACHE"] = str(tmp / label / "model-cache")
                     if kind == "first":
-                        env["GBSTATS_MODEL_CACHE"] = str(work / "model-cache-first")
+                        shutil.rmtree(tmp / label / "model-cache", ignore_errors=True)
                     if kind == "warm_refit":
                         env["GBSTATS_NO_FIT_CACHE"] = "1"
                     out = work / "out"
