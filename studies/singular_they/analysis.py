@@ -67,6 +67,16 @@ def fit_all_backends(formula: str, data: pd.DataFrame, backends: list[str], *,
     return results
 
 
+def reused_fits_note(fits: dict[str, dict]) -> list[str]:
+    """Say which fits came from the fit cache (unchanged since an earlier run)."""
+    reused = [f"{what} [{label}]" for what, results in fits.items()
+              for label, r in results.items() if r.fit_stats.get("reused_from_cache")]
+    if not reused:
+        return []
+    return [f"reused from the fit cache (formula, data, settings and fitting code unchanged "
+            f"since an earlier run; --no-cache refits): {', '.join(reused)}"]
+
+
 def fit_warnings(results: dict, what: str) -> list[str]:
     return [f"{what} [{label}]: {w}" for label, r in results.items() for w in r.warnings]
 

@@ -117,6 +117,7 @@ def run(args) -> dict:
                                             draws=args.draws, seed=args.seed,
                                             cache_dir=args.cache_dir, use_cache=not args.no_cache)
 
+    notes += A.reused_fits_note({"model LMM": model_fits, "human model": human_fits})
     say("[5/5] writing the report")
     report = StudyReport(STUDY, args.out, "Singular *they*: language model vs. people")
     write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
