@@ -24,17 +24,6 @@ def _python(code: str) -> subprocess.CompletedProcess:
                           text=True, timeout=900)
 
 
-@pytest.fixture(scope="module")
-def openblas():
-    from gbstats.blas import openblas_dir
-
-    if openblas_dir() is None:
-        reason = "OpenBLAS is not installed (apt-get install -y libopenblas-serial-dev)"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"{reason}; scripts/setup.sh installs it and CI must have it")
-        pytest.skip(reason)
-
-
 def test_pytensor_calls_blas_through_the_flags_gbstats_sets(openblas):
     done = _python("import json; from gbstats.blas import blas_status; "
                    "print(json.dumps(blas_status()))")
