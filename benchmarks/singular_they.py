@@ -216,6 +216,9 @@ def main() -> None:
     parser.add_argument("--parts", default=",".join(PARTS),
                         help="comma-separated subset of %(default)s")
     parser.add_argument("--out", default=str(OUT), help="result file (default: %(default)s)")
+    parser.add_argument("--kinds", default=",".join(KINDS["singular_they"]),
+                        help="singular_they runs, in order (default: %(default)s); without "
+                             "'first', 'cold' starts with whatever compile and model caches exist")
     args = parser.parse_args()
     parts = [p for p in args.parts.split(",") if p]
     unknown = sorted(set(parts) - set(PARTS))
@@ -237,7 +240,8 @@ def main() -> None:
             studies.update({k: v for k, v in STUDIES.items() if k != "singular_they"})
         runs: dict = {label: {} for label in trees}
         for study, cmd in studies.items():
-            for kind in KINDS.get(study, ("cold", "warm")):
+            kinds = args.kinds.split(",") if study == "singular_they" else ("cold", "warm")
+            for kind in kinds:
                 for label, tree in trees.items():  # interleaved: before, after, before, after
                     work = tmp / label / study
                     if kind in ("first", "cold"):
@@ -259,6 +263,9 @@ def main() -> None:
                         shutil.copy(out / "results.json", tmp / label / f"{kind}_results.json")
                     runs[label].setdefault(study, {})[kind] = result
                     print(f"{label:6s} {study:20s} {kind}: {result['seconds']:.1f} s", flush=True)
+                    # partial results, in case the run is cut short
+                    Path(args.out).with_suffix(".partial.json").write_text(
+                        json.dumps({"runs": runs, "load_average_now": os.getloadavg()}, indent=2))
         r_startup, qa_glmm = {}, {}
         if "r_startup" in parts:
             for label, tree in trees.items():
@@ -273,7 +280,8 @@ def main() -> None:
         if "before" in trees and "singular_they" in studies:
             tables = {kind: compare_tables(tmp / "before" / "warm_results.json",
                                            tmp / "after" / f"{kind}_results.json")
-                      for kind in ("warm", "warm_refit")}
+                      for kind in ("warm", "warm_refit")
+                      if (tmp / "after" / f"{kind}_results.json").exists()}
     load_after = os.getloadavg()
 
     result: dict = {
@@ -285,18 +293,18 @@ def main() -> None:
     if "singular_they" in studies:
         after = runs["after"]["singular_they"]
         result.update({
+            "kinds": args.kinds.split(","),
             "cold_seconds": after["cold"]["seconds"], "warm_seconds": after["warm"]["seconds"],
-            "first_run_seconds": after["first"]["seconds"],
-            "warm_refit_seconds": after["warm_refit"]["seconds"],
-            "stages": {kind: after[kind]["stages"] for kind in KINDS["singular_they"]},
+            "first_run_seconds": after.get("first", {}).get("seconds"),
+            "warm_refit_seconds": after.get("warm_refit", {}).get("seconds"),
+            "stages": {kind: r["stages"] for kind, r in after.items()},
             "cold_within_target": after["cold"]["seconds"] <= TARGETS_S["cold"],
             "warm_within_target": after["warm"]["seconds"] <= TARGETS_S["warm"],
         })
         if "before" in trees:
-            result["singular_they_before_seconds"] = {
-                kind: runs["before"]["singular_they"][kind]["seconds"] for kind in KINDS["singular_they"]}
-            result["stages_before"] = {kind: runs["before"]["singular_they"][kind]["stages"]
-                                       for kind in KINDS["singular_they"]}
+            before = runs["before"]["singular_they"]
+            result["singular_they_before_seconds"] = {k: r["seconds"] for k, r in before.items()}
+            result["stages_before"] = {k: r["stages"] for k, r in before.items()}
     for study in ("cognitive_bias_none", "role_nouns_none"):
         if study in studies:
             result[f"{study}_seconds"] = {
