@@ -9,6 +9,10 @@ and every finished batch is committed to the cache as soon as it is back,
 which is what makes a killed run resumable. Where the batches run (in this
 process, or on Ray actors) is the current engine's business (models.engine);
 `score_batch` must then be picklable (a models.engine.BatchScorer).
+
+Preparing units usually needs the tokenizer, so a scorer may pass `units`
+and `sort_keys` as functions that are called only when some unit is missing
+from the cache: a run whose scores are all cached then loads no model at all.
 """
 from __future__ import annotations
 
@@ -33,7 +37,8 @@ class RunStats:
         return dict(self.__dict__)
 
 
-def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
+def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
+              sort_keys: Sequence | Callable[[Sequence], Sequence],
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
               desc: str = "scoring") -> tuple[list, RunStats]:
@@ -45,13 +50,16 @@ def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, found {batch_size}")
-    stats = RunStats(n_units=len(units))
+    stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     stats.n_unique = len(first_index)
     results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
     stats.cache_hits = len(results)
+    if len(results) < len(first_index):  # tokenize only when something is to be scored
+        units = units() if callable(units) else units
+        sort_keys = sort_keys(units) if callable(sort_keys) else sort_keys
     todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD
