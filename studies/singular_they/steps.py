@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.fitting import fit_warnings, fit_with_twin, stack_fits
+from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
 from studies.common import say
 from studies.singular_they import analysis as A
 from studies.singular_they.stimuli import STIMULI_DIR, STIMULI_VERSION, load_stimuli
@@ -73,7 +73,8 @@ def score(run, s):
 
 def fit(run, s):
     args = run.args
-    twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False}
+    # unchanged fits are reused from the fit cache, next to the score cache
+    twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False, **run.cache}
     say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
     s.backends = lmm_backends(run)
     s.model_fits = fit_with_twin(A.MODEL_FORMULA, A.close_gendered_rows(s.scored),
@@ -101,6 +102,8 @@ def fit(run, s):
         if run.bayes:
             s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **human_twin)
     run.warn(fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
+    for note in reused_fits_note({"model LMM": s.model_fits, "human model": s.human_fits}):
+        run.note(note)
     run.add_provenance(stimuli_version=STIMULI_VERSION, simulated_human_data=s.simulated,
                        backends=s.backends, bayes=run.bayes, draws=args.draws,
                        n_boot=args.n_boot)

@@ -104,8 +104,9 @@ def test_mann_whitney_is_one_tailed_between_adjacent_stages(default_run):
                                   ("innovator", "super-innovator"))}
 
 
-def test_warm_rerun_reuses_every_score(default_run, tmp_path):
+def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
     _, results, cache = default_run
+    monkeypatch.setenv("GBSTATS_NO_FIT_CACHE", "1")  # refit from the cached scores
     out = tmp_path / "again"
     assert main(["--out", str(out), "--no-bayes", "--n-boot", "20", "--backend", "lme4",
                  "--cache-dir", str(cache)]) == 0
@@ -115,6 +116,18 @@ def test_warm_rerun_reuses_every_score(default_run, tmp_path):
     second = {(r["backend"], r["term"]): r["estimate"]
               for r in again["tables"]["lmm_close_gendered"]}
     assert second == pytest.approx(first, rel=1e-9)
+
+
+def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
+    _, results, cache = default_run
+    out = tmp_path / "again"
+    assert main(["--out", str(out), "--draws", "100", "--n-boot", "50",
+                 "--cache-dir", str(cache)]) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert again["tables"]["lmm_close_gendered"] == results["tables"]["lmm_close_gendered"]
+    assert again["tables"]["human_model"] == results["tables"]["human_model"]
+    report = (out / "report.md").read_text()
+    assert "reused from the fit cache" in report and "model LMM [pymc]" in report
 
 
 def test_own_human_file_is_not_labelled_simulated(tmp_path):
