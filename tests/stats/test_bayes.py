@@ -243,7 +243,12 @@ def frame_effect_mean(seed: int, n_frames: int = 40) -> float:
 @pytest.fixture(scope="session")
 def recovery_fit():
     data, truth = surprisal_data(seed=RECOVERY_SEED)
-    return fit_bayes("surprisal ~ close + gendered + (1|frame)", data), truth
+    # 4,000 draws per chain: the test also asserts a clean bill of health
+    # (bulk ESS >= 400 for every parameter). With PyTensor linked to OpenBLAS
+    # the chains follow another numerical path, and at the default 2,000 draws
+    # the frame SD's bulk ESS came out at 354; the guard is about recovery, not
+    # about the default draw count being enough for every seed.
+    return fit_bayes("surprisal ~ close + gendered + (1|frame)", data, draws=4000), truth
 
 
 def test_recovers_simulated_parameters(recovery_fit):
