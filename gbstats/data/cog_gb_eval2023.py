@@ -501,10 +501,10 @@ def read_model_outputs(path: Path) -> pd.DataFrame:
 
 
 def read_wino_pool(path: Path) -> pd.DataFrame:
-    """The wino sentence pool with its referent, pronoun, type and condition."""
+    """The wino sentence pool with its referent, the other entity, pronoun, type and condition."""
     source = str(path)
     raw = read_table(path, sep="\t", source=source, dtype=str, keep_default_na=False)
-    text = ["sentence", "main_entity_occupation", "pronoun", "type"]
+    text = ["sentence", "main_entity_occupation", "other_entity_occupation", "pronoun", "type"]
     df = validate_frame(raw, source=source, required=text,
                         numeric=["Unnamed: 0", "main_entity_index"],
                         allowed={"type": WINO_SENTENCE_TYPES}, unique=["Unnamed: 0"],
@@ -516,6 +516,9 @@ def read_wino_pool(path: Path) -> pd.DataFrame:
         "sentence": df["sentence"],
         "entity": df["main_entity_occupation"],
         "entity_hint": require_integer(df, "main_entity_index", source=source),
+        # the second candidate entity (a language model resolving by candidate
+        # substitution compares the two)
+        "other_entity": df["other_entity_occupation"],
         "pronoun": df["pronoun"],
         # No pronoun position in this pool: the first occurrence is taken. The 13
         # sentences that repeat the pronoun use it both times for the main entity
@@ -769,6 +772,7 @@ def load(folder: Path) -> LoadedDataset:
         "maze": check_output_schema(_concat(maze_parts), maze_schema(), source=f"{NAME}.maze"),
         "model_links": check_output_schema(_concat(link_parts), model_links_schema(),
                                            source=f"{NAME}.model_links"),
+        "wino_pool": pools["wino"],
     }
     return LoadedDataset(NAME, tables, main="qa", exclusions=log,
                          participant_column="participant")

@@ -75,13 +75,11 @@ def systems_side(loaded, trials: pd.DataFrame, log: ExclusionLog) -> pd.DataFram
     return A.system_accuracy(links)
 
 
-def language_model_side(args, trials: pd.DataFrame, log: ExclusionLog, notes: list[str]):
+def language_model_side(args, loaded, trials: pd.DataFrame, log: ExclusionLog, notes: list[str]):
     """(accuracy rows, per-sentence resolutions, LanguageModel) or (empty, empty, None)."""
     if not wants_model(args.model):
         notes.append("--model none: no language model was used as a coreference model")
         return pd.DataFrame(columns=A.ACCURACY_COLUMNS), pd.DataFrame(), None
-    from gbstats.data.registry import get_dataset
-
     sentences = A.human_sentences(trials)
     bug = sentences[sentences["dataset"] == "BUG"]
     log.record("BUG sentences not resolved by the language model: the BUG pool annotates "
@@ -91,7 +89,7 @@ def language_model_side(args, trials: pd.DataFrame, log: ExclusionLog, notes: li
     if args.limit is not None:
         log.record(f"wino sentences beyond --limit {args.limit}", len(wino) - len(chosen),
                    unit="sentences", stage="cognitive_bias.lm")
-    pool = LM.read_wino_candidates(get_dataset(DATASET).folder(args.data_dir))
+    pool = LM.wino_candidates(loaded.tables["wino_pool"])
     say(f"  scoring {2 * len(chosen)} candidate sentences with {args.model}")
     lm = load_model(args)
     scored = LM.score_candidates(LM.candidate_texts(chosen, pool), lm,
@@ -131,7 +129,7 @@ def run(args) -> dict:
     maze_fits = M.fit_maze_lmm(maze, backend="lme4") if use_lme4 else {}
 
     say("[5/6] a language model as a coreference model")
-    lm_accuracy, resolved, lm = language_model_side(args, trials, log, notes)
+    lm_accuracy, resolved, lm = language_model_side(args, loaded, trials, log, notes)
     parts = [t for t in (human, systems, lm_accuracy) if not t.empty]
     accuracy = A.order_accuracy(pd.concat(parts, ignore_index=True))
 

@@ -20,7 +20,7 @@ from studies.common import (add_common_flags, dataset_checksums, load_model, mod
 from studies.winopron import analysis as A
 from studies.winopron.predictions import join_predictions, read_predictions
 from studies.winopron.resolve import (PROBE, choose_candidates, lm_predictions,
-                                      score_candidates, score_probes)
+                                      score_candidates, score_probes, scoring_method)
 from studies.winopron.sentences import instantiate, limit_occupations, template_rows
 
 STUDY = "winopron"
@@ -81,19 +81,20 @@ def resolve(args, templates: pd.DataFrame, sentences: pd.DataFrame, log: Exclusi
     lm = load_model(args)
     if args.lm_method == "probe":
         say(f"[2/4] scoring {2 * len(sentences)} probe statements with {args.model}")
-        choices = choose_candidates(score_probes(sentences, lm, use_cache=not args.no_cache,
-                                                 cache_dir=args.cache_dir), by="sentence_id")
+        scores = score_probes(sentences, lm, use_cache=not args.no_cache, cache_dir=args.cache_dir)
+        choices = choose_candidates(scores, by="sentence_id")
         unit = "sentences"
     else:
         say(f"[2/4] scoring {2 * len(templates)} candidate substitutions with {args.model}")
-        choices = choose_candidates(score_candidates(templates, lm, use_cache=not args.no_cache,
-                                                     cache_dir=args.cache_dir))
+        scores = score_candidates(templates, lm, use_cache=not args.no_cache,
+                                  cache_dir=args.cache_dir)
+        choices = choose_candidates(scores)
         unit = "templates"
     n_ties = int((choices["prediction"] == "none").sum())
     if n_ties:
         log.record("exact log-likelihood ties between the two candidates: no choice, counted "
                    "as 'none' (a miss)", n_ties, unit=unit, stage="resolver")
-    scoring = "causal" if lm.kind == "causal" else "pll_word_l2r"
+    scoring = scoring_method(scores)
     return (lm_predictions(sentences, choices),
             {"kind": "language model", "method": args.lm_method, "model": lm.name,
              "id": lm.model_id, "revision": lm.revision, "scoring": scoring}, lm)

@@ -59,7 +59,7 @@ def excluded(loaded, reason_start: str) -> int:
 # --------------------------------------------------------------------------- real files: QA
 
 def test_tables_and_summary(loaded, folder):
-    assert set(loaded.tables) == {"qa", "calibration", "maze", "model_links"}
+    assert set(loaded.tables) == {"qa", "calibration", "maze", "model_links", "wino_pool"}
     assert loaded.main == "qa" and loaded.participant_column == "participant"
     # The analysed participants are exactly those of the calibration files (every
     # calibrated participant has QA trials); mturk ids are shared across datasets.
@@ -69,6 +69,19 @@ def test_tables_and_summary(loaded, folder):
     assert summary["n_participants"] == len(calibrated)
     assert summary["n_rows"] == len(loaded.table)
     assert all(e["n"] >= 0 for e in summary["exclusions"])
+
+
+def test_wino_pool_names_both_candidate_entities(loaded, folder):
+    """The pool table carries the referent and the other entity of every wino sentence,
+    as the raw file names them (read here independently of the loader)."""
+    pool = loaded.tables["wino_pool"].set_index("sentence_id")
+    raw = raw_rows(folder / "original_data" / "wino_combined.csv", "\t")
+    assert len(pool) == len(raw)
+    for row in raw[:: max(1, len(raw) // 200)]:
+        mine = pool.loc[int(row["Unnamed: 0"])]
+        assert (mine["entity"], mine["other_entity"]) == (row["main_entity_occupation"],
+                                                          row["other_entity_occupation"])
+    assert (pool["entity"] != pool["other_entity"]).all()
 
 
 def test_alpha_takes_only_the_three_design_values(loaded):
