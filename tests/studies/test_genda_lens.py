@@ -282,7 +282,7 @@ def test_resampling_keeps_sentences_together_and_strata_sizes():
                           "x": np.arange(30)})
     rng = np.random.default_rng(1)
     for _ in range(20):
-        sample = A.resample_rows(table, "sentence_id", "stratum", rng)
+        sample = resample_rows(table, "sentence_id", "stratum", rng)
         assert (sample["stratum"].value_counts().sort_index() == [12, 18]).all()
         # each drawn sentence brings its 3 rows, in order
         assert (sample["x"].to_numpy().reshape(-1, 3) % 3 == [0, 1, 2]).all()
