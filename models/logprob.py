@@ -109,7 +109,8 @@ def continuation_logprobs(prefixes: Sequence[str], continuations: Sequence[str],
     """log P(continuation | prefix). The continuation is appended verbatim (" they").
 
     Masked LMs: the `pll` PLL of the continuation's tokens only, with the
-    prefix visible (the continuation must start at a token boundary).
+    prefix visible (the continuation must start at a token boundary; like a
+    whole text, it may hold the unknown token).
     """
     lm = as_scorer(lm)
     _check_pll(pll)
@@ -127,7 +128,7 @@ def continuation_logprobs(prefixes: Sequence[str], continuations: Sequence[str],
     spans = [(len(p), len(t)) for p, t in zip(prefixes, texts)]
     out = _span_table(_as_masked_lm(lm), texts, spans, items, variant=pll, scoring=pll,
                       on_alignment_error="raise", max_rows=256, source="continuation_logprobs",
-                      **{"batch_size": 16, **run})
+                      reject_unknown=False, **{"batch_size": 16, **run})
     attrs = out.attrs
     out = out.drop(columns=["text", "span", "aligned", "alignment_error"])
     out.insert(1, "prefix", prefixes)

@@ -89,9 +89,9 @@ def choices(scored: pd.DataFrame, *, item: str = "item", log: ExclusionLog | Non
     out = pd.DataFrame({item: probs.index, "predicted": probs.idxmax(axis=1).to_numpy()})
     for s in PRONOUN_ORDER:
         out[f"p_{s}"] = probs[s].to_numpy()
-    # the scoring method each choice came from (causal, or the masked PLL variant)
-    scoring = scored.drop_duplicates("item").set_index("item")["scoring"]
-    out["scoring"] = scoring.reindex(out[item]).to_numpy()
+    if "scoring" in scored.columns:  # the method each choice came from (causal, or the PLL variant)
+        scoring = scored.drop_duplicates("item").set_index("item")["scoring"]
+        out["scoring"] = scoring.reindex(out[item]).to_numpy()
     return out.reset_index(drop=True)
 
 

@@ -276,16 +276,7 @@ def test_mean_option_uses_the_mean():
 
 # --- bootstrap --------------------------------------------------------------------
 
-def test_resampling_keeps_sentences_together_and_strata_sizes():
-    table = pd.DataFrame({"sentence_id": np.repeat([f"s{i}" for i in range(10)], 3),
-                          "stratum": np.repeat(["a"] * 4 + ["b"] * 6, 3),
-                          "x": np.arange(30)})
-    rng = np.random.default_rng(1)
-    for _ in range(20):
-        sample = resample_rows(table, "sentence_id", "stratum", rng)
-        assert (sample["stratum"].value_counts().sort_index() == [12, 18]).all()
-        # each drawn sentence brings its 3 rows, in order
-        assert (sample["x"].to_numpy().reshape(-1, 3) % 3 == [0, 1, 2]).all()
+# (the resampling itself is tested in tests/stats/test_resampling.py)
 
 
 def test_bootstrap_cis_bracket_constant_metrics_and_flag_undefined():
