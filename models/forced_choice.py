@@ -35,11 +35,9 @@ from gbstats.errors import DataValidationError, UnknownNameError
 from gbstats.probabilities import softmax_within
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer
-from models.logprob import (DEFAULT_PLL, continuation_logprobs, slot_logprobs, split_at_slot,
-                            text_logprobs)
+from models.logprob import DEFAULT_PLL, causal_slot_scores, slot_logprobs, text_logprobs
 from models.masked import DEFAULT_SLOT, MASKED_BOS, fill_slot
 from models.registry import DEFAULT_MODEL
-from models.words import AlignmentError
 
 SPANS = ("word", "sentence", "in_context")
 IN_CONTEXT = {"masked": "word", "causal": "sentence"}
@@ -58,33 +56,20 @@ def _expand(frames, variants, items) -> list[tuple]:
 def _sentence_scores(lm, expanded, *, slot, bos, pll, on_alignment_error, **run) -> pd.DataFrame:
     """Every variant's filled sentence: causal log P(variant + rest | prefix), masked PLL."""
     texts = [fill_slot(f, v, slot) for _, f, v in expanded]
-    failed: dict[int, str] = {}
     if lm.kind == "masked":
         scored = text_logprobs(texts, items=list(range(len(texts))), lm=lm, pll=pll, **run)
-        scored_at = list(range(len(texts)))
+        logprobs, n_tokens = scored["logprob"].to_list(), scored["n_tokens"].to_list()
+        failed, stats = {}, scored.attrs.get("run", {})
     else:
-        prefixes, continuations, scored_at = [], [], []
-        for k, (item, frame, v) in enumerate(expanded):
-            prefix, space, after = split_at_slot(frame, slot)
-            if not prefix and bos == "none":
-                failed[k] = (f"item {item!r}: the slot starts the frame and bos='none', so "
-                             f"the variant's first token has no context")
-                continue
-            prefixes.append(prefix)
-            continuations.append(space + v + after)
-            scored_at.append(k)
-        if failed and on_alignment_error == "raise":
-            raise AlignmentError(next(iter(failed.values())))
-        scored = continuation_logprobs(prefixes, continuations, items=list(range(len(scored_at))),
-                                       lm=lm, bos=bos, **run)
-    by_index = dict(zip(scored_at, scored[["logprob", "n_tokens"]].itertuples(index=False)))
-    values = [by_index.get(k, (float("nan"), 0)) for k in range(len(expanded))]
+        logprobs, n_tokens, failed, stats = causal_slot_scores(
+            lm, [i for i, _, _ in expanded], [f for _, f, _ in expanded],
+            [v for _, _, v in expanded], slot=slot, bos=bos, with_rest=True,
+            on_alignment_error=on_alignment_error, **run)
     out = pd.DataFrame({"item": [i for i, _, _ in expanded], "variant": [v for _, _, v in expanded],
-                        "text": texts, "logprob": [lp for lp, _ in values],
-                        "n_tokens": [n for _, n in values],
+                        "text": texts, "logprob": logprobs, "n_tokens": n_tokens,
                         "aligned": [k not in failed for k in range(len(expanded))],
                         "alignment_error": [failed.get(k, "") for k in range(len(expanded))]})
-    out.attrs["run"] = scored.attrs.get("run", {})
+    out.attrs["run"] = stats
     return out
 
 

@@ -88,6 +88,44 @@ def split_at_slot(frame: str, slot: str = DEFAULT_SLOT) -> tuple[str, str, str]:
     return prefix, before[len(prefix):], after
 
 
+def _filled(frames, fillers, items, slot: str, what: str):
+    """Checked frames, fillers, items and the filled texts."""
+    frames = _check_texts(frames, "frame")
+    fillers = _check_texts(fillers, what)
+    if len(frames) != len(fillers):
+        raise DataValidationError(f"frames and {what}s differ in length", source=f"{what}s",
+                                  expected=f"{len(frames)}", found=f"{len(fillers)}")
+    items = _items(items, len(frames))
+    texts = [fill_slot(f, w, slot, where=f"item {i!r}: ") for f, w, i in zip(frames, fillers, items)]
+    return frames, fillers, items, texts
+
+
+def causal_slot_scores(lm, items, frames, fillers, *, slot: str, bos: str, with_rest: bool,
+                       on_alignment_error: str, **run) -> tuple[list, list, dict, dict]:
+    """Causal LMs: log P(" filler" | words before the slot), or with_rest, log P(" filler" +
+    the words after it | words before). Returns (logprobs, n_tokens, failed, run stats):
+    a slot that starts its frame has no context when bos='none', so that frame fails
+    (NaN, its reason in `failed`) or, with on_alignment_error='raise', raises."""
+    prefixes, continuations, scored_at, failed = [], [], [], {}
+    for k, (item, frame, filler) in enumerate(zip(items, frames, fillers)):
+        prefix, space, after = split_at_slot(frame, slot)
+        if not prefix and bos == "none":
+            failed[k] = (f"item {item!r}: the slot starts the frame and bos='none', so the "
+                         f"filler's first token has no context")
+            continue
+        prefixes.append(prefix)
+        continuations.append(space + filler + (after if with_rest else ""))
+        scored_at.append(k)
+    if failed and on_alignment_error == "raise":
+        raise AlignmentError(next(iter(failed.values())))
+    scored = score_continuations(prefixes, continuations, items=list(range(len(scored_at))),
+                                 lm=lm, bos=bos, **run)
+    by_index = dict(zip(scored_at, scored[["logprob", "n_tokens"]].itertuples(index=False)))
+    values = [by_index.get(k, (np.nan, 0)) for k in range(len(frames))]
+    return ([lp for lp, _ in values], [n for _, n in values], failed,
+            scored.attrs.get("run", {}))
+
+
 def text_logprobs(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, pll: str = DEFAULT_PLL,
                   bos: str = "prepend", batch_size: int | None = None, cache_dir=None,
                   use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
@@ -154,43 +192,21 @@ def slot_logprobs(frames: Sequence[str], words: Sequence[str], *, items=None, lm
     lm = as_scorer(lm)
     if on_alignment_error not in ("raise", "nan"):
         raise UnknownNameError("on_alignment_error option", on_alignment_error, ["raise", "nan"])
-    frames = _check_texts(frames, "frame")
-    words = _check_texts(words, "word")
-    if len(frames) != len(words):
-        raise DataValidationError("frames and words differ in length", source="words",
-                                  expected=f"{len(frames)}", found=f"{len(words)}")
-    items = _items(items, len(frames))
-    texts = [fill_slot(f, w, slot, where=f"item {i!r}: ") for f, w, i in zip(frames, words, items)]
+    frames, words, items, texts = _filled(frames, words, items, slot, "word")
     run = _run(batch_size, cache_dir, use_cache, progress)
     if lm.kind == "masked":
         out = masked_word_surprisal(frames, words, items=items, lm=lm, slot=slot,
                                     on_alignment_error=on_alignment_error, **run)
         out["text"] = texts
         return _with_probability(out)
-    prefixes, continuations, scored_at, failed = [], [], [], {}
-    for k, (item, frame, word) in enumerate(zip(items, frames, words)):
-        prefix, space, _ = split_at_slot(frame, slot)
-        if not prefix and bos == "none":
-            failed[k] = (f"item {item!r}: the slot starts the frame and bos='none', so the "
-                         f"word's first token has no context")
-            continue
-        prefixes.append(prefix)
-        continuations.append(space + word)
-        scored_at.append(k)
-    if failed and on_alignment_error == "raise":
-        raise AlignmentError(next(iter(failed.values())))
-    scored = score_continuations(prefixes, continuations, items=list(range(len(scored_at))),
-                                 lm=lm, bos=bos, **run)
-    by_index = dict(zip(scored_at, scored[["logprob", "n_tokens"]].itertuples(index=False)))
-    rows = []
-    for k, (item, text, word) in enumerate(zip(items, texts, words)):
-        logprob, n_tokens = by_index.get(k, (np.nan, 0))
-        rows.append({"item": item, "text": text, "word": word, "logprob": logprob,
-                     "n_tokens": n_tokens, "aligned": k not in failed,
-                     "alignment_error": failed.get(k, "")})
-    out = finish_table(pd.DataFrame(rows), lm=lm, scoring="causal", bos=bos,
-                       source="slot_logprobs")
-    out.attrs["run"] = scored.attrs.get("run", {})
+    logprobs, n_tokens, failed, stats = causal_slot_scores(
+        lm, items, frames, words, slot=slot, bos=bos, with_rest=False,
+        on_alignment_error=on_alignment_error, **run)
+    df = pd.DataFrame({"item": items, "text": texts, "word": words, "logprob": logprobs,
+                       "n_tokens": n_tokens, "aligned": [k not in failed for k in range(len(items))],
+                       "alignment_error": [failed.get(k, "") for k in range(len(items))]})
+    out = finish_table(df, lm=lm, scoring="causal", bos=bos, source="slot_logprobs")
+    out.attrs["run"] = stats
     return _with_probability(out)
 
 
@@ -210,13 +226,7 @@ def filled_frame_logprobs(frames: Sequence[str], fillers: Sequence[str], *, item
     """
     lm = as_scorer(lm)
     _check_pll(pll)
-    frames = _check_texts(frames, "frame")
-    fillers = _check_texts(fillers, "filler")
-    if len(frames) != len(fillers):
-        raise DataValidationError("frames and fillers differ in length", source="fillers",
-                                  expected=f"{len(frames)}", found=f"{len(fillers)}")
-    items = _items(items, len(frames))
-    texts = [fill_slot(f, w, slot, where=f"item {i!r}: ") for f, w, i in zip(frames, fillers, items)]
+    frames, fillers, items, texts = _filled(frames, fillers, items, slot, "filler")
     run = _run(batch_size, cache_dir, use_cache, progress)
     if lm.kind == "masked":
         lm = _as_masked_lm(lm)
@@ -234,14 +244,13 @@ def filled_frame_logprobs(frames: Sequence[str], fillers: Sequence[str], *, item
         out.attrs["run"] = {"sentence": sentence.attrs.get("run", {}),
                             "filler": filler.attrs.get("run", {})}
     else:
-        split = [split_at_slot(f, slot) for f in frames]
-        scored = score_continuations([p for p, _, _ in split],
-                                     [space + w + after for (_, space, after), w in zip(split, fillers)],
-                                     items=items, lm=lm, bos=bos, **run)
-        out = scored.drop(columns=["probability"])
-        out.insert(1, "text", texts)
-        out.insert(2, "filler", fillers)
-        out.attrs = scored.attrs
+        logprobs, n_tokens, _, stats = causal_slot_scores(
+            lm, items, frames, fillers, slot=slot, bos=bos, with_rest=True,
+            on_alignment_error="raise", **run)
+        df = pd.DataFrame({"item": items, "text": texts, "filler": fillers, "logprob": logprobs,
+                           "n_tokens": n_tokens})
+        out = finish_table(df, lm=lm, scoring="causal", bos=bos, source="filled_frame_logprobs")
+        out.attrs["run"] = stats
     out["score_is"] = SCORE_IS[lm.kind]
     return _with_probability(out)
 
