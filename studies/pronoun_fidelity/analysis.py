@@ -64,8 +64,8 @@ def score_frames(frames: pd.DataFrame, lm, *, item: str, use_cache: bool = True,
         if rows.empty:
             continue
         scored = forced_choice(list(rows["frame"]), variants_for_case(case), items=list(rows[item]),
-                               lm=lm, span="sentence", pll=RUFF_PLL, use_cache=use_cache, cache_dir=cache_dir,
-                               progress=progress, batch_size=batch_size)
+                               lm=lm, span="sentence", pll=RUFF_PLL, use_cache=use_cache,
+                               cache_dir=cache_dir, progress=progress, batch_size=batch_size)
         scored["case"] = case
         scored["pronoun_set"] = scored["variant"].map(pronoun_set_of_form(case))
         parts.append(scored)
