@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gbstats.errors import JoinError
 from studies.winopron.sentences import ENTITIES, candidate_texts
 
 
@@ -87,14 +88,11 @@ def choose_candidates(scores: pd.DataFrame, by: str = "template_id") -> pd.DataF
 
 def lm_predictions(sentences: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
     """Join the choices to the sentences: a template's choice goes to all its pronoun sets."""
-    from gbstats.errors import DataValidationError
-
     key = "sentence_id" if "sentence_id" in choices.columns else "template_id"
     out = sentences.merge(choices, on=key, how="left", validate="many_to_one")
     if out["prediction"].isna().any():
         missing = out.loc[out["prediction"].isna(), key].iloc[0]
-        raise DataValidationError(f"a {key.removesuffix('_id')} has no resolver choice",
-                                  source="resolver", column=key,
-                                  expected="one choice per " + key.removesuffix("_id"),
-                                  found=repr(missing))
+        raise JoinError(f"a {key.removesuffix('_id')} has no resolver choice ({key} "
+                        f"{missing!r}): expected one choice per {key} for all "
+                        f"{len(sentences)} sentences")
     return out

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, JoinError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
 from studies.winopron import analysis as A
 from studies.winopron.predictions import join_predictions, read_predictions
@@ -378,7 +378,7 @@ def test_lm_choice_is_broadcast_to_every_pronoun_set():
         assert row.prediction == own[row.template_id], row.sentence_id
     sets = out.groupby("template_id")["pronoun_set"].apply(lambda p: tuple(sorted(p)))
     assert set(sets) == {("he", "she", "they", "xe")}
-    with pytest.raises(DataValidationError, match="no resolver choice"):
+    with pytest.raises(JoinError, match="no resolver choice"):
         lm_predictions(sentences, choices.iloc[1:])
 
 
