@@ -19,7 +19,7 @@ REQUIRED_PACKAGES = ["numpy", "scipy", "pandas", "statsmodels", "pingouin", "pan
                      "matplotlib", "seaborn", "tqdm", "platformdirs",
                      "torch", "transformers", "gguf", "minicons",
                      "pymc", "bambi", "arviz"]
-OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie"]
+OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray"]  # ray: the sweep engine (gbstats[ray])
 R_PACKAGES = ["lme4", "lmerTest", "emmeans"]
 APT_R = "sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans"
 

@@ -5,8 +5,10 @@ sentence with a target span), a cache key and a sort key, plus a function
 that scores a list of units in one go. Identical units are scored once; units
 already in the cache are not scored at all; the rest are sorted (by length, so
 a batch pads little, or by token ids, so texts with a shared beginning meet)
-and every finished batch is committed to the cache before the next starts,
-which is what makes a killed run resumable.
+and every finished batch is committed to the cache as soon as it is back,
+which is what makes a killed run resumable. Where the batches run (in this
+process, or on Ray actors) is the current engine's business (models.engine);
+`score_batch` must then be picklable (a models.engine.BatchScorer).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from models.cache import ScoreCache
+from models.engine import current_engine
 
 PROGRESS_THRESHOLD = 256  # units; shorter runs show no bar unless asked
 
@@ -24,6 +27,7 @@ class RunStats:
     n_unique: int = 0
     cache_hits: int = 0
     computed: int = 0
+    engine: str = "local"  # where the misses were scored (models.engine)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -56,15 +60,17 @@ def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc=desc, unit="item", smoothing=0.1)
-    for start in range(0, len(todo), batch_size):
-        batch_keys = todo[start:start + batch_size]
-        scored = score_batch([units[first_index[k]] for k in batch_keys])
-        fresh = dict(zip(batch_keys, scored, strict=True))
+    batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+    engine = current_engine()
+    stats.engine = engine.name
+    work = [[units[first_index[k]] for k in batch_keys] for batch_keys in batches]
+    for index, scored in engine.map_batches(score_batch, work):
+        fresh = dict(zip(batches[index], scored, strict=True))
         if cache is not None:
             cache.put_many(fresh)
         results.update(fresh)
         if bar is not None:
-            bar.update(len(batch_keys))
+            bar.update(len(fresh))
     if bar is not None:
         bar.close()
     return [results[k] for k in keys], stats

@@ -25,6 +25,7 @@ import pandas as pd
 from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import run_units
 from models.cache import cache_key, open_cache
+from models.engine import BatchScorer
 from models.loading import LanguageModel, load_scorer
 from models.registry import DEFAULT_MODEL
 from models.scores import BOS_OPTIONS, LN2, finish_table
@@ -295,7 +296,7 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
     sort_keys = ([u.ids for u in units] if lm.model_type in SHARE_PREFIXES
                  else [len(u.ids) for u in units])
     results, stats = run_units(units, keys=keys, sort_keys=sort_keys,
-                               score_batch=lambda batch: forward_logprobs(lm, batch),
+                               score_batch=BatchScorer(lm, forward_logprobs),
                                batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"causal {lm.name}")
     return results, stats.as_dict()

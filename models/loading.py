@@ -51,6 +51,9 @@ class LanguageModel:
     # transformers' config.model_type ("llama", "bert", ...); given where the
     # weights load lazily, otherwise read from the loaded model's config
     model_type: str = ""
+    # how load_scorer was asked for it, so that another process (a Ray actor)
+    # can load the same model again
+    load_request: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if not self.model_type and self._model is not None:
@@ -89,6 +92,8 @@ def load_scorer(name: str = DEFAULT_MODEL, device: str = "cpu", dtype: str = "fl
     key = (name, device, dtype, revision)
     if key not in _LOADED:
         _LOADED[key] = _load(name, device, dtype, revision, kind)
+        _LOADED[key].load_request = {"name": name, "device": device, "dtype": dtype,
+                                     "revision": revision}
     lm = _LOADED[key]
     if kind is not None and lm.kind != kind:
         raise ModelUnavailableError(f"model {name!r} is a {lm.kind} LM; this scorer needs a {kind} LM")
