@@ -47,9 +47,9 @@ def build_gpt2_small(folder: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    from gbstats.check import SMOLLM_GGUF, smollm_folder
+    from models.registry import SMOLLM_GGUF, embedded_model_folder
 
-    tokenizer = AutoTokenizer.from_pretrained(smollm_folder(), gguf_file=SMOLLM_GGUF)
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder(), gguf_file=SMOLLM_GGUF)
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,

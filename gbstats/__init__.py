@@ -35,6 +35,11 @@ _EXPORTS = {
     "mann_whitney": "gbstats.hypothesis_tests",
     "correlation": "gbstats.hypothesis_tests",
     "correct_pvalues": "gbstats.hypothesis_tests",
+    "binomial_tail_p": "gbstats.hypothesis_tests",
+    # resampling and probabilities
+    "cluster_bootstrap": "gbstats.resampling",
+    "softmax_within": "gbstats.probabilities",
+    "posterior_draws": "gbstats.posterior",
     # alignment of a model with groups of people
     "group_loglik": "gbstats.alignment",
     "group_correlations": "gbstats.alignment",

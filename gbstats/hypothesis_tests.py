@@ -337,3 +337,31 @@ def correct_pvalues(table: pd.DataFrame, method: str = "holm", *,
     out["reject"] = np.asarray(reject, dtype=bool)
     out["correction"] = CORRECTION_METHODS[method]
     return out
+
+
+BINOMIAL_TAILS = ("lower", "upper")
+
+
+def binomial_tail_p(successes, n, chance: float, *, tail: str = "lower") -> float:
+    """Exact one-sided binomial p-value for a count of successes under a chance rate.
+
+    tail="lower": P(X <= successes), small when the count is below chance;
+    tail="upper": P(X >= successes); X ~ Binomial(n, chance). A plain float,
+    not a one-row table, because it is read per row of a metric table. NaN
+    when there is no count (successes missing, or n = 0): the metric was not
+    a proportion of a count, so there is nothing to test.
+    """
+    from scipy.stats import binom
+
+    if tail not in BINOMIAL_TAILS:
+        raise UnknownNameError("binomial tail", tail, list(BINOMIAL_TAILS))
+    if successes is None or pd.isna(successes) or n is None or pd.isna(n) or int(n) == 0:
+        return float("nan")
+    k, n = int(successes), int(n)
+    if not 0 <= k <= n or not 0 <= float(chance) <= 1:
+        raise DataValidationError("a binomial count must lie in 0..n and the chance rate in [0, 1]",
+                                  source="binomial_tail_p", expected="0 <= successes <= n, "
+                                  "0 <= chance <= 1", found=f"successes={k}, n={n}, chance={chance}")
+    if tail == "lower":
+        return float(binom.cdf(k, n, float(chance)))
+    return float(binom.sf(k - 1, n, float(chance)))

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from gbstats.contrasts import describe_codings, resolve_contrasts
 from gbstats.errors import DataValidationError, GbstatsError
@@ -45,7 +44,6 @@ from gbstats.results import FitResult
 
 BACKENDS = ("auto", "lme4", "statsmodels")
 FAMILIES = ("gaussian", "binomial")
-WALD_Z = float(stats.norm.ppf(0.975))
 # DataValidationError prints "file <source>"; the data here is an in-memory frame.
 DATA_SOURCE = "<data frame passed to the fit>"
 
@@ -275,18 +273,6 @@ def _some(values: pd.Series, k: int = 5) -> str:
     uniq = pd.unique(values).tolist()  # Python scalars: repr shows 2, not np.int64(2)
     shown = ", ".join(repr(v) for v in uniq[:k])
     return f"{shown}{', ...' if len(uniq) > k else ''} ({len(uniq)} distinct)"
-
-
-# --------------------------------------------------------------------------
-# results helpers shared by the engines
-
-def wald_table(terms, estimate, se, stat, df, p_value) -> pd.DataFrame:
-    """A coefs table with Wald 95% CIs: estimate +/- qnorm(0.975) * se."""
-    estimate, se = np.asarray(estimate, float), np.asarray(se, float)
-    return pd.DataFrame({"term": list(terms), "estimate": estimate, "se": se,
-                         "ci_low": estimate - WALD_Z * se, "ci_high": estimate + WALD_Z * se,
-                         "stat": np.asarray(stat, float), "df": np.asarray(df, float),
-                         "p_value": np.asarray(p_value, float)})
 
 
 # --------------------------------------------------------------------------

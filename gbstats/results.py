@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 COEF_COLUMNS = ["term", "estimate", "se", "ci_low", "ci_high", "stat", "df", "p_value"]
 RANEF_COLUMNS = ["group", "term", "variance", "sd"]
+WALD_Z = float(stats.norm.ppf(0.975))
 
 
 @dataclass
@@ -79,3 +82,16 @@ class FitHandle:
     prepared: Any
     codings: dict
     extra: dict = field(default_factory=dict)
+
+
+def wald_table(terms, estimate, se, stat, df, p_value) -> pd.DataFrame:
+    """A coefs table with Wald 95% CIs: estimate +/- qnorm(0.975) * se.
+
+    Lives here, next to the result shape, so that the engines and gbstats.lmm
+    both import it from below instead of from each other.
+    """
+    estimate, se = np.asarray(estimate, float), np.asarray(se, float)
+    return pd.DataFrame({"term": list(terms), "estimate": estimate, "se": se,
+                         "ci_low": estimate - WALD_Z * se, "ci_high": estimate + WALD_Z * se,
+                         "stat": np.asarray(stat, float), "df": np.asarray(df, float),
+                         "p_value": np.asarray(p_value, float)})

@@ -1,5 +1,16 @@
 """models: language-model scoring for gbstats -- long score tables, cached on disk.
 
+Studies use the kind-aware entry (models.logprob); it picks the scorer from the
+model's kind and records the method in `scoring` (masked PLL default: pll_word_l2r):
+
+    text_logprobs(texts, lm=lm)                              log P(text)
+    continuation_logprobs(prefixes, continuations, lm=lm)    log P(continuation | prefix)
+    slot_logprobs(frames, words, lm=lm)                      log P(word in the [BLANK] slot)
+    filled_frame_logprobs(frames, fillers, lm=lm)            a filler's fit over the whole frame
+    score_substitutions(...) / choose_candidates(...)        candidate-substitution coreference
+
+The kind-specific scorers underneath:
+
     lm = load_scorer("smollm2-135m", device="cpu", dtype="float32")   # or any HF id / local folder; reused per process
     score_continuations(["My sister said"], [" they"], lm=lm)         # log P(" they" | prefix): logprob, surprisal_bits, probability
     score_sentences(texts, items=ids, lm=lm, bos="prepend")           # log P(sentence), natural log, summed over tokens
@@ -30,6 +41,14 @@ _EXPORTS = {
     "pll_span": "models.masked",
     "masked_word_surprisal": "models.masked",
     "forced_choice": "models.forced_choice",
+    "DEFAULT_PLL": "models.logprob",
+    "text_logprobs": "models.logprob",
+    "continuation_logprobs": "models.logprob",
+    "slot_logprobs": "models.logprob",
+    "filled_frame_logprobs": "models.logprob",
+    "n_pieces_in_slot": "models.logprob",
+    "score_substitutions": "models.coreference",
+    "choose_candidates": "models.coreference",
     "normalise_over_variants": "models.forced_choice",
     "AlignmentError": "models.words",
     "ScoreCache": "models.cache",

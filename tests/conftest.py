@@ -59,6 +59,17 @@ def openblas():
         _skip_or_fail("OpenBLAS is not installed (apt-get install -y libopenblas-serial-dev)")
 
 
+@pytest.fixture(scope="session")
+def watson_corpus_prior():
+    """Watson et al. (2023)'s published corpus-prior log-likelihoods, indexed by
+    (set_type, group); source and columns in tests/reference/watson2023_corpus_prior_loglik.csv."""
+    import pandas as pd
+
+    table = pd.read_csv(REPO / "tests" / "reference" / "watson2023_corpus_prior_loglik.csv",
+                        comment="#", float_precision="round_trip")  # the digits as published
+    return table.set_index(["set_type", "group"])
+
+
 def r_available() -> bool:
     if shutil.which("Rscript") is None:
         return False

@@ -28,11 +28,16 @@ SENTENCES = [
 
 def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100, *, sentences=SENTENCES,
                     hidden_size: int = 64, intermediate_size: int = 128,
-                    strip_accents: bool | None = None) -> Path:
+                    strip_accents: bool | None = None, vocab: list[str] | None = None,
+                    max_positions: int = 64, initializer_range: float = 0.02) -> Path:
     """A 2-layer BERT with random weights and a WordPiece vocabulary trained on `sentences`.
 
     A small vocabulary makes longer words (firefighter, chairperson) split into
     pieces. strip_accents=False keeps letters such as Danish æ/ø/å whole.
+    `vocab`: an explicit WordPiece vocabulary instead (the special tokens are
+    added), for a test that needs a word to split into chosen pieces.
+    `initializer_range`: the weights' SD; a larger one than BERT's 0.02 makes
+    the random predictions depend clearly on the context.
     """
     import torch
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
@@ -41,11 +46,16 @@ def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100, *, sente
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    if vocab is None:
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    else:
+        pieces = specials + [p for p in dict.fromkeys(vocab) if p not in specials]
+        tok = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=strip_accents)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=vocab_size,
-                                                                 special_tokens=specials))
+    if vocab is None:
+        tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=vocab_size,
+                                                                     special_tokens=specials))
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[(s, tok.token_to_id(s)) for s in ("[CLS]", "[SEP]")])
@@ -55,12 +65,13 @@ def build_tiny_bert(folder: Path, seed: int = 0, vocab_size: int = 100, *, sente
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=fast.vocab_size, hidden_size=hidden_size, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=intermediate_size,
-                        max_position_embeddings=64)
+                        max_position_embeddings=max_positions,
+                        initializer_range=initializer_range)
     BertForMaskedLM(config).eval().save_pretrained(folder)
     return folder
 
 
-def build_tiny_gpt2(folder: Path, bert_folder: Path, seed: int = 0) -> Path:
+def build_tiny_gpt2(folder: Path, bert_folder: Path, seed: int = 0, max_positions: int = 128) -> Path:
     """A 2-layer GPT-2 reusing the tiny BERT's vocabulary (for cache and kill tests)."""
     import torch
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
@@ -71,7 +82,8 @@ def build_tiny_gpt2(folder: Path, bert_folder: Path, seed: int = 0) -> Path:
     tokenizer.bos_token = "[CLS]"
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=128,
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2,
+                        n_positions=max_positions,
                         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
     GPT2LMHeadModel(config).eval().save_pretrained(folder)
     return folder
@@ -99,3 +111,32 @@ def build_tiny_causal(folder: Path, bert_folder: Path, model_type: str, seed: in
     torch.manual_seed(seed)
     AutoModelForCausalLM.from_config(config).eval().save_pretrained(folder)
     return folder
+
+
+def reference_pll_terms(lm, text: str, variant: str) -> list[tuple[str, float]]:
+    """(token, log P(token | masked copy)) for every real token of `text`, computed the
+    plain way: one full forward pass per masked copy, no batching, no head shortcut.
+
+    pll_original masks the token alone (Salazar et al. 2020); pll_word_l2r also
+    masks the later pieces of the same word (Kauf & Ivanova 2023). An
+    independent route to the numbers models.masked computes.
+    """
+    import torch
+
+    enc = lm.tokenizer(text)
+    ids, words = enc["input_ids"], enc.word_ids()
+    terms = []
+    for t, word in enumerate(words):
+        if word is None:
+            continue
+        masked = list(ids)
+        masked[t] = lm.tokenizer.mask_token_id
+        if variant == "pll_word_l2r":
+            for j in range(t + 1, len(ids)):
+                if words[j] == word:
+                    masked[j] = lm.tokenizer.mask_token_id
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([masked])).logits[0, t]
+        terms.append((lm.tokenizer.convert_ids_to_tokens(ids[t]),
+                      float(torch.log_softmax(logits.double(), -1)[ids[t]])))
+    return terms

@@ -496,10 +496,10 @@ def read_model_outputs(path: Path) -> pd.DataFrame:
 
 
 def read_wino_pool(path: Path) -> pd.DataFrame:
-    """The wino sentence pool with its referent, pronoun, type and condition."""
+    """The wino sentence pool with its referent, the other entity, pronoun, type and condition."""
     source = str(path)
     raw = read_table(path, sep="\t", source=source, dtype=str, keep_default_na=False)
-    text = ["sentence", "main_entity_occupation", "pronoun", "type"]
+    text = ["sentence", "main_entity_occupation", "other_entity_occupation", "pronoun", "type"]
     df = validate_frame(raw, source=source, required=text,
                         numeric=["Unnamed: 0", "main_entity_index"],
                         allowed={"type": WINO_SENTENCE_TYPES}, unique=["Unnamed: 0"],
@@ -511,6 +511,9 @@ def read_wino_pool(path: Path) -> pd.DataFrame:
         "sentence": df["sentence"],
         "entity": df["main_entity_occupation"],
         "entity_hint": require_integer(df, "main_entity_index", source=source),
+        # the second candidate entity (a language model resolving by candidate
+        # substitution compares the two)
+        "other_entity": df["other_entity_occupation"],
         "pronoun": df["pronoun"],
         # No pronoun position in this pool: the first occurrence is taken. The 13
         # sentences that repeat the pronoun use it both times for the main entity
@@ -630,6 +633,9 @@ def sentence_pool_schema():
         "pronoun_hint": pa.Column("int64"),
         "sentence_type": pa.Column(str),
         "condition": pa.Column(str, pa.Check.isin(CONDITIONS)),
+        # wino's second candidate entity (for resolution by candidate
+        # substitution); empty for BUG, whose pool names one entity
+        "other_entity": pa.Column(str),
     }, unique=["dataset", "sentence_id"], name=f"{NAME}.sentence_pool", strict=True)
 
 
@@ -668,7 +674,8 @@ def load(folder: Path) -> LoadedDataset:
                          bug_ids if subset == "BUG" else None)
         maze_parts.append(select_maze_trials(maze, log, subset))
     pools = [read_wino_pool(folder / "original_data" / "wino_combined.csv").assign(dataset="wino"),
-             read_bug_pool(folder / "original_data" / "gold_BUG.csv").assign(dataset="BUG")]
+             read_bug_pool(folder / "original_data" / "gold_BUG.csv").assign(dataset="BUG",
+                                                                             other_entity="")]
     for model in MODELS:
         for subset in SUBSETS:
             outputs = read_model_outputs(model_file(folder, model, subset))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError
 from gbstats.formula import ParsedFormula, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
 
 INSTALL_HINT = ("install R with lme4 and lmerTest (Debian: apt-get install r-base-core r-cran-lme4 "
                 "r-cran-lmertest) and `pip install pymer4==0.8.2 rpy2==3.5.17`; `gbstats check` "
@@ -202,8 +202,6 @@ def _r_ready_frame(prepared) -> pd.DataFrame:
 
 
 def _coef_table(model, family: str) -> pd.DataFrame:
-    from gbstats.lmm import wald_table
-
     c = model.coefs
     if family == "gaussian":
         stat = c["T-stat"]

@@ -15,7 +15,7 @@ from scipy import stats
 
 from gbstats.errors import GbstatsError
 from gbstats.formula import ParsedFormula, model_matrix, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
 
 LME4_HINT = "use backend='lme4' (R + lme4 + pymer4; `gbstats check` shows whether they are installed)"
 # lme4's isSingular() default: a relative (to sigma) Cholesky factor entry below 1e-4.
@@ -94,8 +94,6 @@ def _fit_reml(model, formula: str, reml: bool = True):
 
 
 def _coef_table(result, terms: list[str]) -> pd.DataFrame:
-    from gbstats.lmm import wald_table
-
     est = result.fe_params.to_numpy()
     se = result.bse_fe.to_numpy()
     z = est / se

@@ -19,6 +19,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
+from gbstats.posterior import posterior_draws
 
 DATASETS = ("wino", "BUG")
 ALPHAS = (0.25, 0.5, 0.75)
@@ -266,19 +267,6 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
         fits[f"{BAYES_BACKEND}, alpha numeric"] = fit_bayes_twin(
             GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed)
     return fits
-
-
-def posterior_draws(idata, variable: str) -> np.ndarray:
-    """Flattened draws of a one-column posterior variable (e.g. bambi's 'stereotype:alpha')."""
-    if variable not in idata.posterior:
-        raise GbstatsError(f"posterior has no variable {variable!r}; it has "
-                           f"{sorted(idata.posterior.data_vars)}")
-    values = idata.posterior[variable].values
-    flat = values.reshape(values.shape[0] * values.shape[1], -1)
-    if flat.shape[1] != 1:
-        raise GbstatsError(f"posterior variable {variable!r} has {flat.shape[1]} columns, "
-                           "expected one")
-    return flat[:, 0]
 
 
 def prob_effect_grows_under_pressure(interaction_draws: np.ndarray) -> float:

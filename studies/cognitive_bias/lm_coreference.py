@@ -3,29 +3,29 @@
 Each QA sentence is rewritten twice, with the pronoun replaced by each candidate
 entity ("... as she needed ..." -> "... as the sheriff needed ..." and "... as
 the housekeeper needed ..."); the model resolves the pronoun to the candidate
-whose sentence is more likely (Trinh & Le 2018, full-sentence scoring: summed
-log-probability for a causal LM, pseudo-log-likelihood for a masked LM). The
+whose sentence is more likely (Trinh & Le 2018, full-sentence scoring, by the
+shared resolver models.coreference: summed log-probability for a causal LM,
+the default pll_word_l2r pseudo-log-likelihood for a masked LM). The
 resolution is correct when that candidate is the pronoun's referent.
 
-Only wino has two annotated candidates: `original_data/wino_combined.csv`
-names the referent (`main_entity_occupation`) and the other entity
-(`other_entity_occupation`). The BUG pool annotates the referent only, so
-there is no second candidate to compare with, and BUG is not scored.
-
-The loader's `read_wino_pool` keeps the referent only, so the two columns are
-read here, from the same file through the registry's folder.
+Only wino has two annotated candidates: the wino rows of the loader's `sentence_pool` table name
+the referent (`entity`) and the other entity (`other_entity`). The BUG pool
+annotates the referent only, so there is no second candidate to compare
+with, and BUG is not scored. This module keeps the study's own sentence
+handling: which words are the pronoun, and its case ("her" as object or
+possessive).
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 
-from gbstats.data.validate import read_table, validate_frame
 from gbstats.errors import DataValidationError
 
-WINO_POOL = Path("original_data") / "wino_combined.csv"
+DATASET = "cog_gb_eval2023"
+WINO_POOL = f"{DATASET}.sentence_pool"
+CANDIDATES = ("referent", "other")
 SUBJECT = {"he", "she", "they"}
 OBJECT = {"him", "them"}
 POSSESSIVE = {"his", "their"}
@@ -42,24 +42,27 @@ PRONOUNS = SUBJECT | OBJECT | POSSESSIVE | {"her"}
 _WORD = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
 
 
-def read_wino_candidates(folder: Path) -> pd.DataFrame:
-    """sentence_id, sentence, pronoun, referent, other (candidate entities) from the wino pool."""
-    path = Path(folder) / WINO_POOL
-    raw = read_table(path, sep="\t", source=str(path), dtype=str, keep_default_na=False)
-    text = ["sentence", "main_entity_occupation", "other_entity_occupation", "pronoun"]
-    df = validate_frame(raw, source=str(path), required=text, numeric=["Unnamed: 0"],
-                        unique=["Unnamed: 0"], what="sentence id")
-    pronoun = df["pronoun"].str.strip().str.lower()
+def wino_rows(sentence_pool: pd.DataFrame) -> pd.DataFrame:
+    """The wino rows of the loader's `sentence_pool` table (the only pool that
+    names two candidate entities)."""
+    return sentence_pool[sentence_pool["dataset"] == "wino"].reset_index(drop=True)
+
+
+def wino_candidates(pool: pd.DataFrame) -> pd.DataFrame:
+    """sentence_id, sentence, pronoun, referent, other (candidate entities) from the
+    wino rows of the loader's `sentence_pool` table; the pronoun lower-cased and checked."""
+    pronoun = pool["pronoun"].str.strip().str.lower()
     bad = ~pronoun.isin(PRONOUNS)
     if bad.any():
         pos = int(bad.to_numpy().nonzero()[0][0])
-        raise DataValidationError("unknown pronoun", source=str(path), row=pos + 2,
-                                  column="pronoun", expected=f"one of {sorted(PRONOUNS)}",
-                                  found=repr(df["pronoun"].iloc[pos]))
-    return pd.DataFrame({"sentence_id": df["Unnamed: 0"].astype("int64"),
-                         "sentence": df["sentence"], "pronoun": pronoun,
-                         "referent": df["main_entity_occupation"].str.strip(),
-                         "other": df["other_entity_occupation"].str.strip()})
+        raise DataValidationError("unknown pronoun", source=WINO_POOL,
+                                  row=pos + 1, column="pronoun",
+                                  expected=f"one of {sorted(PRONOUNS)}",
+                                  found=repr(pool["pronoun"].iloc[pos]))
+    return pd.DataFrame({"sentence_id": pool["sentence_id"].astype("int64").to_numpy(),
+                         "sentence": pool["sentence"].to_numpy(), "pronoun": pronoun.to_numpy(),
+                         "referent": pool["entity"].str.strip().to_numpy(),
+                         "other": pool["other_entity"].str.strip().to_numpy()})
 
 
 def pronoun_key(sentence: str, pronoun: str) -> str:
@@ -114,7 +117,7 @@ def substitute_pronoun(sentence: str, pronoun: str, entity: str,
         out += [sentence[last:start], phrase]
         last, replaced = end, replaced + 1
     if replaced == 0:
-        raise DataValidationError("pronoun not found in the sentence", source=str(WINO_POOL),
+        raise DataValidationError("pronoun not found in the sentence", source=WINO_POOL,
                                   column="sentence", expected=f"the word {pronoun!r}",
                                   found=repr(sentence[:80]))
     out.append(sentence[last:])
@@ -141,8 +144,8 @@ def candidate_texts(sentences: pd.DataFrame, pool: pd.DataFrame) -> pd.DataFrame
         pool, on="sentence_id", how="left", validate="one_to_one")
     missing = joined["referent"].isna()
     if missing.any():
-        raise DataValidationError("QA sentence id not in the wino pool", source=str(WINO_POOL),
-                                  column="Unnamed: 0", expected="every QA sentence id",
+        raise DataValidationError("QA sentence id not in the wino pool", source=WINO_POOL,
+                                  column="sentence_id", expected="every QA sentence id",
                                   found=repr(int(joined.loc[missing, "sentence_id"].iloc[0])))
     forms = her_forms(pool)
     rows = []
@@ -151,32 +154,17 @@ def candidate_texts(sentences: pd.DataFrame, pool: pd.DataFrame) -> pd.DataFrame
         for candidate, entity in (("referent", r.referent), ("other", r.other)):
             rows.append({"dataset": r.dataset, "sentence_id": r.sentence_id,
                          "condition": r.condition, "candidate": candidate, "entity": entity,
-                         "item": f"{r.dataset}:{r.sentence_id}:{candidate}",
                          "text": substitute_pronoun(r.sentence, r.pronoun, entity, her_form)})
     return pd.DataFrame(rows)
 
 
 def score_candidates(candidates: pd.DataFrame, lm, *, use_cache: bool = True,
                      cache_dir=None) -> pd.DataFrame:
-    """Candidate rows plus logprob (natural log) of their substituted sentence."""
-    if lm.kind == "masked":
-        from models.masked import pll_sentences
+    """Candidate rows plus logprob (natural log) of their substituted sentence, scoring, model."""
+    from models.coreference import score_substitutions
 
-        scores = pll_sentences(candidates["text"].tolist(), items=candidates["item"].tolist(),
-                               lm=lm, variant="pll_word_l2r", use_cache=use_cache,
-                               cache_dir=cache_dir)
-    else:
-        from models.causal import score_sentences
-
-        scores = score_sentences(candidates["text"].tolist(), items=candidates["item"].tolist(),
-                                 lm=lm, use_cache=use_cache, cache_dir=cache_dir)
-    joined = candidates.merge(scores[["item", "logprob", "scoring"]], on="item", how="left",
-                              validate="one_to_one")
-    if joined["logprob"].isna().any() or len(joined) != len(candidates):
-        raise DataValidationError("a candidate sentence got no score", source=lm.name,
-                                  column="logprob", expected="one score per candidate",
-                                  found=f"{int(joined['logprob'].isna().sum())} missing")
-    return joined.assign(model=lm.name)
+    return score_substitutions(candidates, lm, unit=["dataset", "sentence_id", "condition"],
+                               use_cache=use_cache, cache_dir=cache_dir)
 
 
 def resolve(scored: pd.DataFrame) -> pd.DataFrame:
@@ -185,9 +173,10 @@ def resolve(scored: pd.DataFrame) -> pd.DataFrame:
     A tie (equal log-probabilities) is counted as not correct: the model did
     not prefer the referent.
     """
-    wide = scored.pivot_table(index=["model", "dataset", "sentence_id", "condition"],
-                              columns="candidate", values="logprob").reset_index()
-    wide["margin"] = wide["referent"] - wide["other"]
+    from models.coreference import choose_candidates
+
+    wide = choose_candidates(scored, unit=["model", "dataset", "sentence_id", "condition"],
+                             candidates=CANDIDATES)
     wide["resolved_correct"] = wide["margin"] > 0
-    wide.columns.name = None
-    return wide.rename(columns={"referent": "logprob_referent", "other": "logprob_other"})
+    return wide[["model", "dataset", "sentence_id", "condition", "logprob_other",
+                 "logprob_referent", "margin", "resolved_correct"]]

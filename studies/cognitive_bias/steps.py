@@ -72,14 +72,12 @@ def delta_side(analysed, qa_systems, scored, maze_trials, n_boot: int, seed: int
     return U.holm_within_datasets(qa, "QA"), U.holm_within_datasets(maze, "MAZE")
 
 
-def language_model_side(run, trials: pd.DataFrame):
+def language_model_side(run, loaded, trials: pd.DataFrame):
     """(accuracy rows, per-sentence resolutions, LanguageModel) or (empty, empty, None)."""
     args, log = run.args, run.log
     if not run.wants_model:
         run.note("--model none: no language model was used as a coreference model")
         return pd.DataFrame(columns=A.ACCURACY_COLUMNS), pd.DataFrame(), None
-    from gbstats.data.registry import get_dataset
-
     sentences = A.human_sentences(trials)
     bug = sentences[sentences["dataset"] == "BUG"]
     log.record("BUG sentences not resolved by the language model: the BUG pool annotates "
@@ -89,7 +87,7 @@ def language_model_side(run, trials: pd.DataFrame):
     if args.limit is not None:
         log.record(f"wino sentences beyond --limit {args.limit}", len(wino) - len(chosen),
                    unit="sentences", stage="cognitive_bias.lm")
-    pool = LM.read_wino_candidates(get_dataset(DATASET).folder(args.data_dir))
+    pool = LM.wino_candidates(LM.wino_rows(loaded.tables["sentence_pool"]))
     say(f"  scoring {2 * len(chosen)} candidate sentences with {args.model}")
     lm = run.model()
     scored = LM.score_candidates(LM.candidate_texts(chosen, pool), lm,
@@ -132,7 +130,7 @@ def fit(run, s):
                           run.seed, log)
 
     say("[5/6] a language model as a coreference model")
-    lm_accuracy, resolved, s.lm = language_model_side(run, s.trials)
+    lm_accuracy, resolved, s.lm = language_model_side(run, s.loaded, s.trials)
     parts = [t for t in (human, systems, lm_accuracy) if not t.empty]
     s.accuracy = A.order_accuracy(pd.concat(parts, ignore_index=True))
     if not resolved.empty:

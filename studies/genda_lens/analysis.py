@@ -12,6 +12,8 @@ reader never meets an unexplained blank. Effect sizes follow GenDa Lens
   anti-reflexive to the subject;
 - ABC LM: log2(median_F / median_M) of gbstats' perplexity ratio (the mean
   with `average="mean"`); GenDa Lens uses a perplexity difference instead.
+
+Bootstrap CIs resample sentences within strata (gbstats.resampling).
 """
 from __future__ import annotations
 
@@ -279,45 +281,6 @@ def abc_lm_metrics(rel: pd.DataFrame, average: str = "median") -> pd.DataFrame:
 
 # --- bootstrap ----------------------------------------------------------------
 
-def resampling_plan(table: pd.DataFrame, unit: str, strata: str | None) -> list[tuple]:
-    """Per stratum: (row positions grouped by unit, start of each unit, its number of rows)."""
-    plan = []
-    keys = np.zeros(len(table), dtype=int) if strata is None else pd.factorize(table[strata],
-                                                                              sort=True)[0]
-    for code in np.unique(keys):
-        positions = np.flatnonzero(keys == code)
-        units = pd.factorize(table[unit].to_numpy()[positions])[0]
-        order = np.argsort(units, kind="stable")
-        lengths = np.bincount(units)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        plan.append((positions[order], starts, lengths))
-    return plan
-
-
-def resample_positions(plan: list[tuple], rng: np.random.Generator) -> np.ndarray:
-    """Row positions of one bootstrap replicate: units drawn with replacement per stratum."""
-    out = []
-    for flat, starts, lengths in plan:
-        chosen = rng.integers(0, len(lengths), size=len(lengths))
-        n = lengths[chosen]
-        # the rows of each chosen unit, in order: start of the unit + 0, 1, ..., n - 1
-        offsets = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + np.repeat(starts[chosen], n)
-        out.append(flat[offsets])
-    return np.concatenate(out) if out else np.array([], dtype=int)
-
-
-def resample_rows(table: pd.DataFrame, unit: str, strata: str | None,
-                  rng: np.random.Generator) -> pd.DataFrame:
-    """Resample whole units (sentences) with replacement, within each stratum if given.
-
-    A unit's rows stay together (the ABC versions of one sentence), and each
-    stratum keeps its number of units, so a pro/anti or female/male cell
-    never changes size by chance.
-    """
-    positions = resample_positions(resampling_plan(table, unit, strata), rng)
-    return table.iloc[positions].reset_index(drop=True)
-
-
 def _lean(table: pd.DataFrame, columns, unit: str, strata: str | None) -> pd.DataFrame:
     """Only the columns `compute` reads, labels as categories (replicates are copied often)."""
     if columns is not None:
@@ -337,27 +300,24 @@ def bootstrap_cis(table: pd.DataFrame, compute, *, unit: str, strata: str | None
                   columns: list[str] | None = None) -> pd.DataFrame:
     """compute(table) with percentile bootstrap CIs, resampling sentences (`unit`).
 
-    Returns compute(table) plus ci_low, ci_high and n_boot_defined (the
-    replicates where the metric was defined; the CI uses only those). A
-    metric undefined in every replicate gets NaN bounds. `columns`: the ones
-    `compute` needs (default: all), which makes each replicate cheaper.
+    The stratified cluster bootstrap of gbstats.resampling. Returns
+    compute(table) plus ci_low, ci_high and n_boot_defined (the replicates
+    where the metric was defined; the CI uses only those). A metric undefined
+    in every replicate gets NaN bounds. `columns`: the ones `compute` needs
+    (default: all), which makes each replicate cheaper.
     """
+    from gbstats.resampling import bootstrap_draws, percentile_interval
+
     point = compute(table)
-    table = _lean(table, columns, unit, strata)
-    rng = np.random.default_rng(seed)
-    draws = np.full((n_boot, len(point)), np.nan)
     index = pd.MultiIndex.from_frame(point[KEY])
-    plan = resampling_plan(table, unit, strata)
-    for b in range(n_boot):
-        replicate = compute(table.iloc[resample_positions(plan, rng)].reset_index(drop=True))
-        draws[b] = replicate.set_index(KEY)["value"].reindex(index).to_numpy()
-    defined = ~np.isnan(draws)
-    alpha = (1 - level) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns -> NaN bounds
-        low = np.nanquantile(draws, alpha, axis=0) if n_boot else np.full(len(point), np.nan)
-        high = np.nanquantile(draws, 1 - alpha, axis=0) if n_boot else np.full(len(point), np.nan)
-    return point.assign(ci_low=low, ci_high=high, n_boot_defined=defined.sum(axis=0))
+
+    def values(replicate: pd.DataFrame) -> np.ndarray:
+        return compute(replicate).set_index(KEY)["value"].reindex(index).to_numpy()
+
+    draws = bootstrap_draws(_lean(table, columns, unit, strata), values, unit=unit,
+                            strata=strata, n_boot=n_boot, seed=seed, n_values=len(point))
+    low, high = percentile_interval(draws, level)
+    return point.assign(ci_low=low, ci_high=high, n_boot_defined=(~np.isnan(draws)).sum(axis=0))
 
 
 # --- mixed model, counts, figures -----------------------------------------------

@@ -2,7 +2,8 @@
 
 DaWinoBias: the pronoun is put back as each of its two gendered forms of the
 same case (han/hun, ham/hende, hans/hendes) and the model picks one
-(`models.forced_choice`):
+(`models.forced_choice` with `span="in_context"`; the model kind is decided in
+models/, not here):
 - masked LM: the pronoun slot is masked and each candidate is scored in it
   (all of its word pieces, chained left to right), as GenDa Lens does;
 - causal LM: the whole sentence is scored with each candidate. Only the
@@ -11,8 +12,8 @@ same case (han/hun, ham/hende, hans/hendes) and the model picks one
   probabilities do.
 
 ABC: each version of a sentence is scored as a whole (causal: log P(sentence)
-with BOS; masked: pseudo-log-likelihood, Salazar et al. 2020), and its
-perplexity is exp(-logprob / n_tokens).
+with BOS; masked: the pll_original pseudo-log-likelihood, Salazar et al.
+2020), and its perplexity is exp(-logprob / n_tokens).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ import pandas as pd
 from gbstats.exclusions import ExclusionLog
 
 SLOT = "[BLANK]"
+# the PLL variant of the ABC perplexities for masked LMs (see sentence_perplexities)
+ABC_PLL = "pll_original"
 # The two gendered forms of each case; the gold pronoun is one of them.
 CANDIDATES = {"han": ("han", "hun"), "hun": ("han", "hun"),
               "ham": ("ham", "hende"), "hende": ("ham", "hende"),
@@ -44,7 +47,6 @@ def dawinobias_choices(dawino: pd.DataFrame, lm, *, use_cache: bool = True, cach
     """One row per item x candidate: logprob, probability (over the pair), chosen (bool)."""
     from models.forced_choice import forced_choice
 
-    span = "word" if lm.kind == "masked" else "sentence"
     frames = pronoun_frames(dawino)
     pair = dawino["pronoun"].str.lower().map(CANDIDATES)
     # a sentence-initial "Han" is answered with "Han"/"Hun", not lower case
@@ -54,7 +56,7 @@ def dawinobias_choices(dawino: pd.DataFrame, lm, *, use_cache: bool = True, cach
         rows = (pair == candidates) & (capital == capitalised)
         variants = [c.capitalize() if capitalised else c for c in candidates]
         scored = forced_choice(list(frames[rows]), variants, items=list(dawino.loc[rows, "item"]),
-                               lm=lm, slot=SLOT, span=span, use_cache=use_cache,
+                               lm=lm, slot=SLOT, span="in_context", use_cache=use_cache,
                                cache_dir=cache_dir, progress=progress)
         parts.append(scored)
     scored = pd.concat(parts, ignore_index=True)
@@ -80,18 +82,18 @@ def choices_per_item(dawino: pd.DataFrame, scored: pd.DataFrame, log: ExclusionL
 
 def sentence_perplexities(abc: pd.DataFrame, lm, *, use_cache: bool = True, cache_dir=None,
                           progress: bool | None = None) -> pd.DataFrame:
-    """abc + logprob, n_tokens, perplexity per sentence (the scorer depends on the model kind)."""
-    if lm.kind == "masked":
-        from models.masked import pll_sentences
+    """abc + logprob, n_tokens, perplexity per sentence (models.logprob.text_logprobs).
 
-        scored = pll_sentences(list(abc["sentence"]), items=list(abc["item"]), lm=lm,
-                               use_cache=use_cache, cache_dir=cache_dir, progress=progress)
-    else:
-        from models.causal import score_sentences
+    Masked LMs use `pll_original` (Salazar et al. 2020), not the models'
+    default pll_word_l2r: this study's ABC numbers were defined with it, and
+    the scores record it in `scoring`. (How these numbers relate to GenDa
+    Lens' own metrics, and their names, is issue 19 item 5.)
+    """
+    from models.logprob import text_logprobs
 
-        scored = score_sentences(list(abc["sentence"]), items=list(abc["item"]), lm=lm,
-                                 bos="prepend", use_cache=use_cache, cache_dir=cache_dir,
-                                 progress=progress)
+    scored = text_logprobs(list(abc["sentence"]), items=list(abc["item"]), lm=lm,
+                           pll=ABC_PLL, bos="prepend", use_cache=use_cache,
+                           cache_dir=cache_dir, progress=progress)
     out = abc.merge(scored[["item", "logprob", "n_tokens", "scoring", "bos"]], on="item",
                     how="left", validate="one_to_one")
     out["perplexity"] = perplexity(out["logprob"], out["n_tokens"])

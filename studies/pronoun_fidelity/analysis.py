@@ -28,6 +28,8 @@ WELCH_COMPARISONS = [("pronoun_set", "he", "she"), ("pronoun_set", "she", "they"
                      ("case", "accusative", "nominative"), ("case", "accusative", "possessive")]
 WELCH_DISTRACTORS = (0, 5)
 ATTRIBUTION_CATEGORIES = ("distraction", "bias", "other")
+# masked LMs: the RUFF authors' PLL variant (see score_frames)
+RUFF_PLL = "pll_word_l2r"
 
 
 def variants_for_case(case: str) -> list[str]:
@@ -48,7 +50,11 @@ def score_frames(frames: pd.DataFrame, lm, *, item: str, use_cache: bool = True,
 
     `span="sentence"`: causal LMs score log P(pronoun + rest | prefix) (the
     prefix is shared by the 4 variants, so the argmax is the whole text's),
-    masked LMs the whole text's PLL. Returns forced_choice's long table plus
+    masked LMs the whole text's PLL, within-word left to right
+    (`pll_word_l2r`), as the RUFF authors score (their scripts/score_models.py,
+    after Kauf & Ivanova 2023): masking each piece of xe/xem/xyr alone would
+    let the other pieces give it away and inflate the neopronouns. Returns
+    forced_choice's long table (its `scoring` column records the method) plus
     `case` and `pronoun_set`.
     """
     from models.forced_choice import forced_choice
@@ -59,8 +65,8 @@ def score_frames(frames: pd.DataFrame, lm, *, item: str, use_cache: bool = True,
         if rows.empty:
             continue
         scored = forced_choice(list(rows["frame"]), variants_for_case(case), items=list(rows[item]),
-                               lm=lm, span="sentence", use_cache=use_cache, cache_dir=cache_dir,
-                               progress=progress, batch_size=batch_size)
+                               lm=lm, span="sentence", pll=RUFF_PLL, use_cache=use_cache,
+                               cache_dir=cache_dir, progress=progress, batch_size=batch_size)
         scored["case"] = case
         scored["pronoun_set"] = scored["variant"].map(pronoun_set_of_form(case))
         parts.append(scored)
@@ -84,6 +90,9 @@ def choices(scored: pd.DataFrame, *, item: str = "item", log: ExclusionLog | Non
     out = pd.DataFrame({item: probs.index, "predicted": probs.idxmax(axis=1).to_numpy()})
     for s in PRONOUN_ORDER:
         out[f"p_{s}"] = probs[s].to_numpy()
+    if "scoring" in scored.columns:  # the method each choice came from (causal, or the PLL variant)
+        scoring = scored.drop_duplicates("item").set_index("item")["scoring"]
+        out["scoring"] = scoring.reindex(out[item]).to_numpy()
     return out.reset_index(drop=True)
 
 
@@ -98,8 +107,9 @@ def no_context_frames(task: pd.DataFrame) -> pd.DataFrame:
 def join_predictions(instances: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
     """Instances with `predicted` and `correct`; instances without a prediction are left out
     (they were counted when `choices` dropped them)."""
+    carried = ["instance", "predicted"] + (["scoring"] if "scoring" in predicted.columns else [])
     out = instances.drop(columns=["frame"], errors="ignore").merge(
-        predicted[["instance", "predicted"]], on="instance", how="inner", validate="many_to_one")
+        predicted[carried], on="instance", how="inner", validate="many_to_one")
     out["correct"] = (out["predicted"] == out["pronoun_set"]).astype(int)
     return out
 

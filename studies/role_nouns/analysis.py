@@ -34,6 +34,7 @@ import pandas as pd
 
 from gbstats.data import role_nouns as rn
 from gbstats.errors import DataValidationError
+from gbstats.probabilities import normalise_within, softmax_within
 
 METHODS = ("corpus_prior", "model_likelihood", "posterior")
 SCORE_KINDS = ("likelihood", "joint")
@@ -72,29 +73,6 @@ def parse_sets(text: str) -> list[str]:
 # --------------------------------------------------------------------------
 # Model probabilities
 # --------------------------------------------------------------------------
-
-def normalise_within(df: pd.DataFrame, value: str, by: str) -> pd.Series:
-    """value / sum(value) within each `by` group (probabilities over a set's variants)."""
-    totals = df.groupby(by, sort=False)[value].transform("sum")
-    if (totals <= 0).any() or totals.isna().any():
-        bad = df.loc[(totals <= 0) | totals.isna(), by].iloc[0]
-        raise DataValidationError("cannot normalise: the values of a group sum to 0 or NaN",
-                                  source="model scores", column=value,
-                                  expected="positive, finite values", found=f"{by}={bad!r}")
-    return df[value] / totals
-
-
-def softmax_within(df: pd.DataFrame, logvalue: str, by: str) -> pd.Series:
-    """exp(logvalue) normalised within `by`, computed stably (max subtracted per group)."""
-    if df[logvalue].isna().any() or np.isinf(df[logvalue]).any():
-        bad = df.loc[~np.isfinite(df[logvalue]), by].iloc[0]
-        raise DataValidationError("a variant has no finite log-probability", source="model scores",
-                                  column=logvalue, expected="finite log-probabilities for every "
-                                  "variant of a frame", found=f"{by}={bad!r}")
-    shifted = df[logvalue] - df.groupby(by, sort=False)[logvalue].transform("max")
-    weights = np.exp(shifted)
-    return weights / weights.groupby(df[by], sort=False).transform("sum")
-
 
 def frame_probabilities(scored: pd.DataFrame, prior: pd.DataFrame,
                         score_is: str = "likelihood") -> pd.DataFrame:

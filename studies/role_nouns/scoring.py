@@ -1,13 +1,18 @@
 """Scoring the stimulus grid with a language model (cached on disk by models/).
 
-Causal LM: log P(continuation | prefix) with the prefix "NAME is a" common to
-all variants of a frame, so normalising it over the variants equals
-normalising the probability of the whole sentence (log P(prefix) cancels).
+Each variant's frame "NAME is a ___ from STATE." is scored over the whole
+frame by models.logprob.filled_frame_logprobs, which chooses by model kind
+and says what the score is (`score_is`):
 
-Masked LM: log P(C | V), the pseudo-log-likelihood of the context words (every
-token but the variant's) given the sentence with V. With `pll_original` each
-token is masked alone, so the sentence PLL is the sum of per-token terms and
-PLL(context) = PLL(sentence) - PLL(variant span), both from models.masked.
+- causal LM, "joint": log P(" VARIANT from STATE." | "NAME is a"), the prefix
+  common to all variants of a frame, so normalising it over the variants
+  equals normalising the probability of the whole sentence (log P(prefix)
+  cancels): P(V | C) directly.
+- masked LM, "likelihood": log P(C | V), the pseudo-log-likelihood of the
+  context words (every token but the variant's) given the sentence with V.
+  Watson et al. (2023) use `pll_original` (each token masked alone), so this
+  study passes it explicitly instead of the models' default pll_word_l2r:
+  PLL(context) = PLL(sentence) - PLL(variant span).
 
 Direct method (single-token sets only): the variant in a blank slot,
 renormalised over the set (models.forced_choice, span="word"). A masked LM
@@ -21,50 +26,49 @@ import pandas as pd
 from gbstats.errors import DataValidationError
 
 SLOT = "[BLANK]"
+# Watson et al. 2023's PLL variant for P(C | V) (masked LMs); kept so their method is reproduced
+WATSON_PLL = "pll_original"
+
+
+def frames_of(grid: pd.DataFrame) -> pd.Series:
+    """Each grid row's frame: its text with the variant replaced by the slot."""
+    return grid["prefix"] + " " + SLOT + " from " + grid["state"] + "."
 
 
 def score_grid(grid: pd.DataFrame, lm, *, use_cache: bool = True, cache_dir=None,
                batch_size: int = 32) -> pd.DataFrame:
-    """The grid with `logprob` (natural log) of each variant's frame, plus scoring details.
+    """The grid with `logprob` (natural log) of each variant's frame, plus `score_is`
+    ("joint" or "likelihood", see the module docstring) and the scoring details."""
+    from models.logprob import filled_frame_logprobs
 
-    Causal: log P(" VARIANT from STATE." | "NAME is a"). Masked: log P(C | V).
-    """
-    if lm.kind == "causal":
-        from models.causal import score_continuations
-
-        scores = score_continuations(list(grid["prefix"]), list(grid["continuation"]),
-                                     items=list(range(len(grid))), lm=lm, use_cache=use_cache,
-                                     cache_dir=cache_dir, batch_size=batch_size)
-        logprob = scores["logprob"].to_numpy()
-    else:
-        from models.masked import pll_sentences, pll_span
-
-        texts = list(grid["text"])
-        sentence = pll_sentences(texts, items=list(range(len(grid))), lm=lm,
-                                 variant="pll_original", use_cache=use_cache,
-                                 cache_dir=cache_dir, batch_size=batch_size)
-        span = pll_span(texts, list(grid["variant"]), items=list(range(len(grid))), lm=lm,
-                        variant="pll_original", use_cache=use_cache, cache_dir=cache_dir,
-                        batch_size=batch_size)
-        scores = sentence
-        logprob = sentence["logprob"].to_numpy() - span["logprob"].to_numpy()
+    scores = filled_frame_logprobs(list(frames_of(grid)), list(grid["variant"]),
+                                   items=list(range(len(grid))), lm=lm, slot=SLOT, pll=WATSON_PLL,
+                                   use_cache=use_cache, cache_dir=cache_dir, batch_size=batch_size)
     out = grid.copy()
-    out["logprob"] = logprob
-    for column in ("scoring", "model", "revision", "bos"):
+    out["logprob"] = scores["logprob"].to_numpy()
+    for column in ("score_is", "scoring", "model", "revision", "bos"):
         out[column] = scores[column].to_numpy()
     if out["logprob"].isna().any():
         bad = out.loc[out["logprob"].isna(), "text"].iloc[0]
-        raise DataValidationError("the model gave no score for a stimulus", source=lm.name,
+        raise DataValidationError("the model gave no score for a stimulus", source=str(scores["model"].iloc[0]),
                                   column="logprob", found=repr(bad))
     return out
 
 
+def score_kind(scored: pd.DataFrame) -> str:
+    """What the grid's scores are ("joint" or "likelihood"), for frame_probabilities."""
+    kinds = set(scored["score_is"])
+    if len(kinds) != 1:
+        raise DataValidationError("the grid mixes kinds of score", source="scored grid",
+                                  column="score_is", expected="one kind", found=str(sorted(kinds)))
+    return kinds.pop()
+
+
 def n_pieces_function(lm):
-    """variant -> number of model tokens it takes in the slot (after a space for causal LMs)."""
-    tokenizer = lm.tokenizer
-    if lm.kind == "causal":
-        return lambda v: len(tokenizer(" " + v, add_special_tokens=False)["input_ids"])
-    return lambda v: len(tokenizer.tokenize(v))
+    """variant -> number of model tokens it takes in the slot (models.logprob.n_pieces_in_slot)."""
+    from models.logprob import n_pieces_in_slot
+
+    return lambda v: n_pieces_in_slot(lm, v)
 
 
 def direct_method(grid: pd.DataFrame, sets: list[str], lm, *, use_cache: bool = True,

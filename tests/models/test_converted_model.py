@@ -17,16 +17,15 @@ TARGETS = [" they", " they", " she", " xe"]
 
 
 def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, monkeypatch):
-    from gbstats.check import smollm_folder
     from models.causal import score_continuations
     from models.loading import _load_embedded, converted_folder
-    from models.registry import MODELS
+    from models.registry import MODELS, embedded_model_folder
 
     monkeypatch.setenv("GBSTATS_MODEL_CACHE", str(tmp_path / "models"))
     spec = MODELS["smollm2-135m"]
     from_gguf = _load_embedded(spec, "float32")
     version = from_gguf.revision.split("==")[1]
-    gguf_path = smollm_folder() / spec.model_id
+    gguf_path = embedded_model_folder() / spec.model_id
     assert not converted_folder(spec.name, version, gguf_path, "tokenizer").exists()
     direct = score_continuations(TEXTS, TARGETS, lm=from_gguf, use_cache=False)
     # the first load saved both parts

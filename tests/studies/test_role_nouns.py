@@ -238,28 +238,6 @@ def test_glmm_rows_code_the_neutral_form():
 
 # ---------------------------------------------------------------- end to end
 
-# Watson, Beekhuizen & Stevenson (2023), corpus-prior log-likelihoods (loglik
-# men's names, women's names, all; n_participants; n_obs), copied from their
-# repository juliawatson/bert-social-attitudes @ ef1358fb0307aeb44bf4ac7f6aae7251e979363b,
-# papineau/mlm_scoring/results/{compound,adoption}_loglik_corpus_prior.csv
-# (compound = the 14 three-way sets, adoption = the 6 two-way sets). The same
-# values are checked against gbstats.alignment in tests/stats/test_alignment.py.
-WATSON_CORPUS_PRIOR = {
-    ("3-way", "Democrat"): (-0.9854781378175654, -2.167335136058045, -1.58102326583718, 128, 1792),
-    ("3-way", "Non-Partisan"): (-0.8875680971067116, -2.2190429664305564, -1.5587401230719946, 35, 490),
-    ("3-way", "Republican"): (-0.716958713440665, -2.27495340427616, -1.498016898396552, 108, 1512),
-    ("3-way", "progressive"): (-1.0970442573812325, -2.188603057618468, -1.6523531390892188, 90, 1260),
-    ("3-way", "moderate"): (-0.7756599440328494, -2.24152696531776, -1.5272076390725695, 90, 1260),
-    ("3-way", "conservative"): (-0.730521257420912, -2.2201303405497224, -1.456617992603791, 91, 1274),
-    ("2-way", "Democrat"): (-0.22791958338154258, -1.5102002413481714, -0.857372458451099, 128, 768),
-    ("2-way", "Non-Partisan"): (-0.21034426399702646, -1.6384053858892609, -0.9107742428298841, 35, 210),
-    ("2-way", "Republican"): (-0.23309086913863405, -1.8862340927438228, -1.0545601870412118, 108, 648),
-    ("2-way", "progressive"): (-0.15934086431229627, -1.465562466437958, -0.7858434475540492, 90, 540),
-    ("2-way", "moderate"): (-0.22650598281495568, -1.7969795427746367, -0.9652102128700649, 90, 540),
-    ("2-way", "conservative"): (-0.30371798728493177, -1.76282055683798, -1.076026856517223, 91, 546),
-}
-
-
 def run_study(argv) -> dict:
     from studies.role_nouns.run import main
 
@@ -268,7 +246,9 @@ def run_study(argv) -> dict:
                        / "results.json").read_text())
 
 
-def test_model_none_reproduces_watson_corpus_prior(data_dir, tmp_path):
+def test_model_none_reproduces_watson_corpus_prior(data_dir, tmp_path, watson_corpus_prior):
+    """Watson et al.'s published values (tests/reference/watson2023_corpus_prior_loglik.csv;
+    the same values check gbstats.alignment in tests/stats/test_alignment.py)."""
     out = tmp_path / "none"
     results = run_study(["--model", "none", "--no-bayes", "--no-lme4", "--n-boot", "50",
                          "--n-perm", "50", "--out", str(out), "--data-dir", str(data_dir)])
@@ -278,7 +258,9 @@ def test_model_none_reproduces_watson_corpus_prior(data_dir, tmp_path):
     for rec in records:
         assert list(rec)[:9] == REQUIRED_FIELDS
         assert rec["method"] == "corpus_prior"
-        men, women, both, n_p, n_obs = WATSON_CORPUS_PRIOR[(rec["set_type"], rec["group"])]
+        ref = watson_corpus_prior.loc[(rec["set_type"], rec["group"])]
+        men, women, both = ref["loglik_men"], ref["loglik_women"], ref["loglik_all"]
+        n_p, n_obs = ref["n_participants"], ref["n_obs_all"]
         assert rec["loglik_mens_names"] == pytest.approx(men, rel=1e-9)
         assert rec["loglik_womens_names"] == pytest.approx(women, rel=1e-9)
         assert rec["loglik_all"] == pytest.approx(both, rel=1e-9)
@@ -363,7 +345,22 @@ def test_smollm2_two_sets_one_state(data_dir, tmp_path):
     # smollm2 has actor and actress as single tokens, firefighter/fireman/firewoman not
     corr = results["tables"]["direct_method_correlation"][0]
     assert (corr["n_sets"], corr["sets"], corr["n_cells"]) == (1, "actor", 24 * 2)
-    assert -1 <= corr["r"] <= 1
+    # r recomputed independently: the direct method is actor/actress in the slot of
+    # "NAME is an ___ from STATE." renormalised over the pair (forced_choice, word span);
+    # with one state the posterior of a cell is its item's (item_probabilities.csv)
+    from models.forced_choice import forced_choice
+    from scipy import stats
+
+    state = results["provenance"]["extra"]["states"][0]
+    actor = items[(items["method"] == "posterior") & (items["role_noun_set"] == "actor")]
+    names = list(dict.fromkeys(actor["name"]))
+    direct = forced_choice([f"{n} is an [BLANK] from {state}." for n in names],
+                           ["actor", "actress"], items=names, lm=load_scorer("smollm2-135m"),
+                           span="word", cache_dir=cache)
+    both = direct.merge(actor, left_on=["item", "variant"], right_on=["name", "variant"])
+    assert len(both) == 48
+    assert corr["r"] == pytest.approx(stats.pearsonr(both["probability"], both["prob"])[0],
+                                      abs=1e-6)
     reasons = [e["reason"] for e in results["exclusions"]]
     assert "role-noun set not among --sets firefighter,actor" in reasons
 

@@ -126,11 +126,21 @@ def test_mann_whitney_is_one_tailed_between_adjacent_stages(default_run):
 
 
 def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
+    """A rerun on the filled cache scores nothing: the model is loaded afresh (weights load
+    lazily, on the first forward pass) and its weights are never loaded, the cache gains no
+    entry, and the fit on the cached scores is the same."""
+    from models.cache import ScoreCache
+    from models.loading import clear_loaded_models, load_scorer
+
     _, results, cache = default_run
     monkeypatch.setenv("GBSTATS_NO_FIT_CACHE", "1")  # refit from the cached scores
+    n_entries = len(ScoreCache(cache))
+    clear_loaded_models()
     out = tmp_path / "again"
     assert main(["--out", str(out), "--no-bayes", "--n-boot", "20", "--backend", "lme4",
                  "--cache-dir", str(cache)]) == 0
+    assert not load_scorer("smollm2-135m").weights_loaded   # every score was a cache hit
+    assert len(ScoreCache(cache)) == n_entries
     again = json.loads((out / "results.json").read_text())
     first = {(r["backend"], r["term"]): r["estimate"]
              for r in results["tables"]["lmm_close_gendered"] if r["backend"] == "lme4"}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, JoinError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
 from studies.winopron import analysis as A
 from studies.winopron.predictions import join_predictions, read_predictions
@@ -396,11 +396,25 @@ def test_choose_candidates_picks_the_higher_loglik_and_ties_give_none():
 
 
 def test_lm_choice_is_broadcast_to_every_pronoun_set():
+    """Each template gets its own choice (hand-assigned, all three values used), so a join
+    on the wrong key, or by position, gives some sentence another template's choice."""
     sentences = instantiate(toy_templates())
-    choices = pd.DataFrame({"template_id": toy_templates()["template_id"],
-                            "prediction": ["occupation"] * 6})
+    own = {"new.double.plumber.client.nominative.0": "occupation",
+           "new.double.plumber.client.nominative.1": "participant",
+           "new.double.plumber.client.accusative.0": "none",
+           "new.double.plumber.client.accusative.1": "occupation",
+           "new.double.plumber.client.possessive.0": "participant",
+           "new.double.plumber.client.possessive.1": "none"}
+    # given in another order than the sentences, so a positional join would fail too
+    choices = pd.DataFrame({"template_id": list(own)[::-1], "prediction": list(own.values())[::-1]})
     out = lm_predictions(sentences, choices)
-    assert len(out) == len(sentences) == 24 and (out["prediction"] == "occupation").all()
+    assert len(out) == len(sentences) == 24
+    for row in out.itertuples():
+        assert row.prediction == own[row.template_id], row.sentence_id
+    sets = out.groupby("template_id")["pronoun_set"].apply(lambda p: tuple(sorted(p)))
+    assert set(sets) == {("he", "she", "they", "xe")}
+    with pytest.raises(JoinError, match="no resolver choice"):
+        lm_predictions(sentences, choices.iloc[1:])
 
 
 def test_probe_keeps_the_pronoun_and_names_each_candidate():
@@ -453,10 +467,15 @@ def test_both_lm_methods_run_on_masked_and_causal_models(kind, tiny_lms, tmp_pat
               if kind == "masked" else score_sentences(texts["text"].tolist(), lm=lm,
                                                        use_cache=False))
     np.testing.assert_allclose(scores["logprob"], direct["logprob"], rtol=1e-5)
+    # the choice goes with its own template's two scores (the rule itself is checked by
+    # hand in test_choose_candidates_picks_the_higher_loglik_and_ties_give_none)
     chosen = choose_candidates(scores).set_index("template_id")
-    wide = scores.pivot(index="template_id", columns="candidate", values="logprob")
-    expected = np.where(wide["occupation"] > wide["participant"], "occupation", "participant")
-    assert (chosen.loc[wide.index, "prediction"].to_numpy() == expected).all()
+    by_text = dict(zip(zip(texts["template_id"], texts["candidate"]), direct["logprob"]))
+    for template_id, row in chosen.iterrows():
+        assert row["logprob_occupation"] == pytest.approx(by_text[(template_id, "occupation")],
+                                                          rel=1e-5)
+        assert row["logprob_participant"] == pytest.approx(
+            by_text[(template_id, "participant")], rel=1e-5)
     probes = score_probes(instantiate(templates).head(4), lm, cache_dir=tmp_path)
     assert len(probes) == 8 and np.isfinite(probes["logprob"]).all()
 
@@ -695,9 +714,21 @@ def test_language_model_resolver_end_to_end(tmp_path, data_dir):
     assert (~is_old).sum() == 48 and is_old.sum() % 3 == 0 and is_old.sum() > 0
     assert not predictions.loc[is_old, "sentence_id"].str.endswith(".xe").any()
     assert np.isfinite(predictions[["logprob_occupation", "logprob_participant"]]).all().all()
-    higher = np.where(predictions["logprob_occupation"] > predictions["logprob_participant"],
-                      "occupation", "participant")
-    assert (predictions["prediction"] == higher).all()
+    assert set(predictions["prediction"]) <= {"occupation", "participant", "none"}
+    # the written scores are those of the two substituted sentences, scored on their own
+    # (the choice rule is checked by hand in the unit tests)
+    from models.logprob import text_logprobs
+    from studies.winopron.sentences import candidate_texts
+
+    from gbstats.data.registry import load_dataset
+
+    templates = limit_occupations(template_rows(load_dataset("winopron2024", data_dir).tables), 1)
+    texts = candidate_texts(templates)
+    direct = text_logprobs(texts["text"].tolist(), cache_dir=tmp_path / "cache")
+    by_text = dict(zip(zip(texts["template_id"], texts["candidate"]), direct["logprob"]))
+    template = predictions["sentence_id"].str.rsplit(".", n=1).str[0]
+    for t, occupation in zip(template, predictions["logprob_occupation"]):
+        assert occupation == pytest.approx(by_text[(t, "occupation")], rel=1e-6)
     # the substitution removes the pronoun: one answer per template, whatever the pronoun
     template = predictions["sentence_id"].str.rsplit(".", n=1).str[0]
     assert (predictions.groupby(template)["prediction"].nunique() == 1).all()
@@ -717,9 +748,18 @@ def test_language_model_resolver_end_to_end(tmp_path, data_dir):
                  str(data_dir), "--cache-dir", str(tmp_path / "cache")]) == 0
     by_sentence = pd.read_csv(probe / "predictions.tsv", sep="\t")
     assert by_sentence["sentence_id"].tolist() == predictions["sentence_id"].tolist()
-    higher = np.where(by_sentence["logprob_occupation"] > by_sentence["logprob_participant"],
-                      "occupation", "participant")
-    assert (by_sentence["prediction"] == higher).all()
+    assert set(by_sentence["prediction"]) <= {"occupation", "participant", "none"}
+    from models.logprob import continuation_logprobs
+    from studies.winopron.resolve import probe_texts
+
+    probes = probe_texts(instantiate(templates))
+    probes = probes[probes["candidate"] == "participant"]
+    direct = continuation_logprobs(probes["prefix"].tolist(), probes["continuation"].tolist(),
+                                   cache_dir=tmp_path / "cache")
+    expected = dict(zip(probes["sentence_id"], direct["logprob"]))
+    for sentence_id, participant in zip(by_sentence["sentence_id"],
+                                        by_sentence["logprob_participant"]):
+        assert participant == pytest.approx(expected[sentence_id], rel=1e-6)
     assert json.loads((probe / "results.json").read_text())["provenance"]["extra"][
         "resolver"]["method"] == "probe"
     assert_no_sentence_text_written(probe, sentences)

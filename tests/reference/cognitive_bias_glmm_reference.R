@@ -1,7 +1,10 @@
 # Reference fit for studies.cognitive_bias: the QA GLMM fitted with lme4 directly,
 # independently of gbstats' formula and factor handling.
 #
-#   Rscript glmm_reference.R rows.csv coefs.csv factor|numeric
+#   Rscript tests/reference/cognitive_bias_glmm_reference.R rows.csv coefs.csv factor|numeric
+#
+# Run by tests/studies/test_cognitive_bias.py (test_lme4_glmm_matches_a_direct_r_fit), which
+# writes rows.csv and compares gbstats' fit with coefs.csv.
 #
 # rows.csv: correct (0/1), stereotype (anti/pro), alpha (0.25/0.5/0.75),
 # participant, sentence. The factor coding is spelled out here as the study
