@@ -17,6 +17,7 @@ from studies.singular_they import analysis as A
 from studies.singular_they.stimuli import STIMULI_DIR, STIMULI_VERSION, load_stimuli
 
 STUDY = "singular_they"
+AL_FORMULA = "rating ~ score_z * group + (1 + score_z | participant) + (1 | item) + (1 | item:group)"
 DEFAULT_OUT = Path("reports") / STUDY
 
 
@@ -100,6 +101,7 @@ def run(args) -> dict:
     correlations, comparisons = A.alignment_correlations(scored, human, n_boot=args.n_boot,
                                                          seed=args.seed)
     mann_whitney = A.stage_mann_whitney(human, exclusions=log)
+    corrected = rq2_corrected(args, scored, human, backends, notes)
 
     say("[4/5] fitting the human data's own model")
     human_rows = A.human_model_rows(human, stimuli)
@@ -117,7 +119,7 @@ def run(args) -> dict:
     say("[5/5] writing the report")
     report = StudyReport(STUDY, args.out, "Singular *they*: language model vs. people")
     write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
-                 comparisons, mann_whitney, simulated, notes, log)
+                 comparisons, mann_whitney, simulated, notes, log, corrected)
     data_files = file_checksums([STIMULI_DIR / "frames.tsv", STIMULI_DIR / "inanimate_controls.tsv"]
                                 + ([args.human] if args.human else [])
                                 + ([args.stimuli] if args.stimuli else []))
@@ -132,8 +134,57 @@ def run(args) -> dict:
     return paths
 
 
+def rq2_corrected(args, scored, human, backends, notes) -> dict:
+    """The corrected RQ2 views (studies.singular_they.alignment)."""
+    from studies.singular_they import alignment as AL
+
+    reliability = AL.reliability_table(scored, human, n_boot=args.n_boot, seed=args.seed)
+    matched = AL.holm_families(AL.size_matched_table(scored, human, n_boot=args.n_boot,
+                                                     seed=args.seed), AL.size_matched_family)
+    lmm, fits = None, {}
+    if "lme4" in backends or not args.no_bayes:
+        lmm, fits = AL.alignment_lmm_table(
+            scored, human, backends=["lme4"] if "lme4" in backends else [],
+            bayes=not args.no_bayes, draws=args.draws, seed=args.seed)
+        lmm = AL.holm_families(lmm, AL.lmm_family)
+    else:
+        notes.append("the alignment mixed model has crossed random effects, which only lme4 "
+                     "(or --bayes) fits; it was skipped")
+    return {"reliability": reliability, "size_matched": matched, "lmm": lmm, "lmm_fits": fits}
+
+
+def write_rq2_corrected(report, corrected: dict, simulated: bool) -> None:
+    report.section("RQ2: which group of people does the model resemble?", (
+        "Three views that do not confound a group's size with its alignment (see the README, "
+        "'Which alignment number to cite'). (1) The correlation of the model's surprisal with "
+        "each group's mean ratings, corrected for the noise in those means: split-half "
+        "reliability (Spearman-Brown, averaged over random splits of the group's "
+        "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
+        "(Spearman 1904), with a 95% bias-corrected two-way bootstrap interval that resamples "
+        "participants and items. (2) Every group subsampled to the smallest group's size and "
+        "compared pairwise. (3) The mixed model "
+        f"`{AL_FORMULA}` (lme4; score_z = surprisal standardised over items), whose "
+        "score_z:group terms are the alignment differences from the first group. p_holm: Holm "
+        "adjustment within the family named in each row."), simulated=simulated)
+    report.table("group_reliability", corrected["reliability"],
+                 "Reliability of each group's item means, noise ceiling and the "
+                 "attenuation-corrected correlation with the model's surprisal (95% two-way "
+                 "bootstrap BC interval)", simulated=simulated, digits=3)
+    report.table("size_matched_comparisons", corrected["size_matched"],
+                 "Size-matched comparison: each group's r averaged over subsamples of the "
+                 "smallest group's size; difference a - b with a bootstrap interval over items "
+                 "and fresh subsamples, two-sided p, Holm within family", simulated=simulated,
+                 digits=3)
+    if corrected["lmm"] is not None:
+        report.table("alignment_lmm", corrected["lmm"],
+                     "Alignment mixed model, all items; score_z:group[g] = group g's slope on "
+                     "standardised surprisal minus the first group's (rating points per SD). "
+                     "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
+                     simulated=simulated, digits=3)
+
+
 def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
-                 comparisons, mann_whitney, simulated, notes, log) -> None:
+                 comparisons, mann_whitney, simulated, notes, log, corrected=None) -> None:
     how = ("the probability of the target form given the words before it (causal LM)"
            if lm.kind == "causal" else "the target form in a masked slot (masked LM)")
     report.section("Design", (
@@ -167,21 +218,34 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
                  "lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; pymc: posterior "
                  "mean, SD and 95% interval")
 
-    report.section("RQ2: which group of people does the model resemble?", (
-        "Pearson correlations between the model's item scores and each group's mean rating "
-        "per item, with 95% bootstrap CIs that resample participants. Surprisal should "
-        "correlate negatively with naturalness. The comparisons test whether the model's "
-        "scores correlate more strongly with one group's ratings than another's "
-        "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI)."),
+    if corrected is not None:
+        write_rq2_corrected(report, corrected, simulated)
+    report.section("RQ2 as in Watson et al. (2023): raw correlations", (
+        "The paper's analysis, kept for comparability: Pearson correlations between the "
+        "model's item scores and each group's mean rating per item. A raw r is lower for a "
+        "smaller group by construction (its item means are noisier), so differences between "
+        "groups here mix alignment with group size; cite the corrected analysis above. 95% "
+        "CIs: two-way bootstrap (participants and items), bias-corrected percentile. "
+        "Surprisal should correlate negatively with naturalness. The comparisons test whether "
+        "the model's scores correlate more strongly with one group's ratings than another's "
+        "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI; "
+        "p_holm: Holm within one family per grouping). The Mann-Whitney tests form one "
+        "family of four."),
         simulated=simulated)
     report.table("group_correlations", correlations,
                  "Correlation of model scores with each group's mean ratings", simulated=simulated,
                  digits=3)
     if not comparisons.empty:
+        from studies.singular_they import alignment as AL
+
+        comparisons = AL.holm_families(comparisons, AL.steiger_family)
         report.table("group_correlation_comparisons", comparisons,
                      "Does the model align with one group better than another?",
                      simulated=simulated)
     if not mann_whitney.empty:
+        from studies.singular_they import alignment as AL
+
+        mann_whitney = AL.holm_families(mann_whitney, AL.mann_whitney_family)
         report.table("mann_whitney", mann_whitney,
                      "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
                      "alternative: the earlier stage scores lower)", simulated=simulated)
@@ -193,7 +257,9 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
                      "Closeness and gender effects: model surprisal vs. people's ratings "
                      "(opposite signs expected: surprisal is lower where ratings are higher)",
                      simulated=simulated)
-    report.warnings(A.fit_warnings(model_fits, "model LMM") + A.fit_warnings(human_fits, "human model"))
+    report.warnings(A.fit_warnings(model_fits, "model LMM") + A.fit_warnings(human_fits, "human model")
+                    + [w for grouping, fits in (corrected or {}).get("lmm_fits", {}).items()
+                       for w in A.fit_warnings(fits, f"alignment mixed model ({grouping})")])
     report.exclusions(log)
 
 
