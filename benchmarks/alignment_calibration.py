@@ -155,11 +155,22 @@ def fpr_run(n_sims: int, sd_slope: float, n_boot: int, n_subsamples: int, seed: 
             "mean_raw_r": {g: float(np.mean(v)) for g, v in raw_r.items()}}
 
 
-def fpr_mixed_model(n_sims: int, n_items: int, item_by_group: bool, seed: int) -> dict:
+def fpr_mixed_model(n_sims: int, n_items: int, item_by_group: bool, seed: int,
+                    checkpoint: Path | None = None) -> dict:
+    """Rejection rates of the score_z:group terms; with `checkpoint`, the summary so far
+    is written there every 10 panels (the lme4 part is the slow one)."""
     from gbstats.alignment_lmm import alignment_terms, fit_alignment_lmm
 
     rejections = {"score_z:group[n16]": [], "score_z:group[n43]": []}
     warned, cpu = 0, time.process_time()
+
+    def summary(done: int) -> dict:
+        return {"n_sims": done, "n_sims_planned": n_sims, "n_items": n_items, "sd_slope": 0.2,
+                "item_by_group_term": item_by_group,
+                "rejections": {t: rate_summary(v) for t, v in rejections.items()},
+                "fits_with_warnings": warned,
+                "cpu_seconds_per_fit": (time.process_time() - cpu) / max(1, done)}
+
     for sim in range(n_sims):
         rng = np.random.default_rng([seed, sim])
         x, groups = simulate_alignment_panel(FPR_SIZES, RHO, sd_slope=0.2, seed=rng,
@@ -173,11 +184,9 @@ def fpr_mixed_model(n_sims: int, n_items: int, item_by_group: bool, seed: int) -
         rows = table[alignment_terms(table)].set_index("term")
         for term in rejections:
             rejections[term].append(rows.loc[term, "p_value"] < 0.05)
-    return {"n_sims": n_sims, "n_items": n_items, "sd_slope": 0.2,
-            "item_by_group_term": item_by_group,
-            "rejections": {t: rate_summary(v) for t, v in rejections.items()},
-            "fits_with_warnings": warned,
-            "cpu_seconds_per_fit": (time.process_time() - cpu) / max(1, n_sims)}
+        if checkpoint is not None and (sim + 1) % 10 == 0:
+            _write(checkpoint, summary(sim + 1))
+    return summary(n_sims)
 
 
 # ---------------------------------------------------------------- 3. role nouns
@@ -224,7 +233,7 @@ def main(argv=None) -> None:
     p.add_argument("--fpr-sims", type=int, default=400)
     p.add_argument("--lmm-sims", type=int, default=150)
     p.add_argument("--lmm-item-only-sims", type=int, default=60)
-    p.add_argument("--lmm-items", type=int, default=40)
+    p.add_argument("--lmm-items", type=int, default=30)
     p.add_argument("--role-noun-sims", type=int, default=500)
     p.add_argument("--n-boot", type=int, default=400)
     p.add_argument("--seed", type=int, default=2026)
@@ -265,9 +274,12 @@ def run_role_nouns(args) -> dict:
 
 
 def run_mixed_model(args) -> dict:
-    return {"mixed_model": fpr_mixed_model(args.lmm_sims, args.lmm_items, True, args.seed),
+    part = args.out.with_suffix(".mixed_model.partial.json")
+    main_model = fpr_mixed_model(args.lmm_sims, args.lmm_items, True, args.seed, part)
+    return {"mixed_model": main_model,
             "mixed_model_item_only": fpr_mixed_model(args.lmm_item_only_sims, args.lmm_items,
-                                                     False, args.seed + 1)}
+                                                     False, args.seed + 1,
+                                                     part.with_suffix(".item_only.json"))}
 
 
 SECTION_RUNNERS = {"coverage": run_coverage, "fpr": run_fpr, "role_nouns": run_role_nouns,

@@ -17,6 +17,7 @@ from studies.singular_they import analysis as A
 from studies.singular_they.stimuli import STIMULI_DIR, STIMULI_VERSION, load_stimuli
 
 STUDY = "singular_they"
+P_COLUMNS = ("p_value", "p_holm")
 AL_FORMULA = "rating ~ score_z * group + (1 + score_z | participant) + (1 | item) + (1 | item:group)"
 DEFAULT_OUT = Path("reports") / STUDY
 
@@ -174,13 +175,13 @@ def write_rq2_corrected(report, corrected: dict, simulated: bool) -> None:
                  "Size-matched comparison: each group's r averaged over subsamples of the "
                  "smallest group's size; difference a - b with a bootstrap interval over items "
                  "and fresh subsamples, two-sided p, Holm within family", simulated=simulated,
-                 digits=3)
+                 digits=3, p_columns=P_COLUMNS)
     if corrected["lmm"] is not None:
         report.table("alignment_lmm", corrected["lmm"],
                      "Alignment mixed model, all items; score_z:group[g] = group g's slope on "
                      "standardised surprisal minus the first group's (rating points per SD). "
                      "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
-                     simulated=simulated, digits=3)
+                     simulated=simulated, digits=3, p_columns=P_COLUMNS)
 
 
 def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, correlations,
@@ -241,14 +242,15 @@ def write_report(report, args, lm, stimuli, scored, model_fits, human_fits, corr
         comparisons = AL.holm_families(comparisons, AL.steiger_family)
         report.table("group_correlation_comparisons", comparisons,
                      "Does the model align with one group better than another?",
-                     simulated=simulated)
+                     simulated=simulated, p_columns=P_COLUMNS)
     if not mann_whitney.empty:
         from studies.singular_they import alignment as AL
 
         mann_whitney = AL.holm_families(mann_whitney, AL.mann_whitney_family)
         report.table("mann_whitney", mann_whitney,
                      "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
-                     "alternative: the earlier stage scores lower)", simulated=simulated)
+                     "alternative: the earlier stage scores lower)", simulated=simulated,
+                     p_columns=P_COLUMNS)
     if human_fits:
         report.table("human_model", A.fit_table(human_fits),
                      f"People's ratings: `{A.HUMAN_FORMULA}`", simulated=simulated)
