@@ -63,3 +63,15 @@ class UnknownNameError(GbstatsError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
         return self.message
+
+
+class JoinError(GbstatsError, RuntimeError):
+    """A join of two tables dropped, duplicated or failed to match rows it must keep.
+
+    Raised where the study's own invariant breaks (a human trial without its
+    stimulus, a stimulus without its score); the message names both tables.
+    """
+
+
+class ScoringError(GbstatsError, RuntimeError):
+    """A scorer returned something other than what was asked (another order, missing items)."""

@@ -1,5 +1,13 @@
-"""The studies gbstats ships, by name: `python -m studies.<name>`."""
+"""The studies gbstats ships, by name: the one list `python -m studies` reads.
+
+`STUDIES` maps a study's name to a one-line description (so listing them
+imports nothing heavy); `get_study(name)` imports `studies.<name>.run` and
+returns its `STUDY` declaration (a `studies.pipeline.Study`). A new study is
+a package `studies/<name>/` with `run.py` defining `STUDY`, plus a line here.
+"""
 from __future__ import annotations
+
+import importlib
 
 from gbstats.errors import UnknownNameError
 
@@ -16,6 +24,13 @@ STUDIES = {
 
 
 def study_module(name: str) -> str:
+    """`studies.<name>`, or UnknownNameError with the closest names."""
     if name not in STUDIES:
         raise UnknownNameError("study", name, list(STUDIES))
     return f"studies.{name}"
+
+
+def get_study(name: str):
+    """The `Study` declared in `studies/<name>/run.py`."""
+    module = importlib.import_module(study_module(name) + ".run")
+    return module.STUDY

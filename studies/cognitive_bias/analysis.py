@@ -214,20 +214,17 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
                          seed: int, optimizer: str | None = None) -> dict:
     """{label: FitResult} for one dataset's rows: lme4 with alpha as factor and as number,
     and the Bayesian twin of the numeric model."""
+    from gbstats.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
+
     fits = {}
     if lme4:
-        from gbstats.lmm import fit_glmm
-
-        fits["lme4, alpha factor"] = fit_glmm(GLMM_FORMULA, alpha_as_factor(rows),
-                                              backend="lme4", optimizer=optimizer)
-        fits["lme4, alpha numeric"] = fit_glmm(GLMM_FORMULA, rows, backend="lme4",
-                                               optimizer=optimizer)
+        fits["lme4, alpha factor"] = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows), "lme4",
+                                                     family="binomial", optimizer=optimizer)
+        fits["lme4, alpha numeric"] = fit_frequentist(GLMM_FORMULA, rows, "lme4",
+                                                      family="binomial", optimizer=optimizer)
     if bayes:
-        from gbstats.bayes import fit_bayes
-
-        # tune = draws: a quick run (small --draws) stays quick; the default is 1000 each
-        fits["bayes, alpha numeric"] = fit_bayes(GLMM_FORMULA, rows, family="bernoulli",
-                                                 draws=draws, tune=draws, seed=seed)
+        fits[f"{BAYES_BACKEND}, alpha numeric"] = fit_bayes_twin(
+            GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed)
     return fits
 
 
@@ -288,7 +285,7 @@ def posterior_summary(fits_by_dataset: dict) -> pd.DataFrame:
     """Per dataset: the interaction's posterior and P(stereotype effect grows as alpha shrinks)."""
     rows = []
     for dataset, fits in fits_by_dataset.items():
-        result = fits.get("bayes, alpha numeric")
+        result = fits.get("pymc, alpha numeric")
         if result is None:
             continue
         draws = posterior_draws(result.idata, "stereotype:alpha")

@@ -1,40 +1,18 @@
-"""`python -m studies.genda_lens`: GenDa Lens (DaWinoBias and ABC), end to end.
+"""`python -m studies.genda_lens`: the study's declaration (steps in steps.py).
 
 load the Danish sentences -> coreference tasks from a predictions file (if
-given) -> LM tasks with a registry model (unless --model none) -> effect
-sizes with bootstrap CIs -> mixed model of log relative perplexity -> report.
+given) -> LM tasks (unless --model none) -> effect sizes with bootstrap CIs ->
+mixed model of log relative perplexity -> report.
 """
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import pandas as pd
-
-from gbstats.exclusions import ExclusionLog
-from studies.common import (add_common_flags, dataset_checksums, load_model, model_record,
-                            run_main, say, wants_model)
-from studies.genda_lens import analysis as A
-
-STUDY = "genda_lens"
-DATASET = "genda_lens2023"
-DANISH_NOTE = (
-    "**Danish needs a Danish or multilingual model.** These sentences are Danish. The default "
-    "model, `smollm2-135m`, was trained almost only on English, so its numbers here show that "
-    "the pipeline runs end to end, not how a model of Danish behaves. For real results pass "
-    "`--model` a Danish or multilingual model, e.g. a multilingual BERT "
-    "(`--model google-bert/bert-base-multilingual-cased`) or a Danish BERT "
-    "(`--model vesteinn/DanskBert`), where a model hub or a local copy can be reached.")
+from studies.genda_lens import steps
+from studies.pipeline import Study
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m studies.genda_lens",
-        description="GenDa Lens (2023): gender bias in Danish coreference (DaWinoBias pro vs "
-                    "anti F1; ABC anti-reflexive FPR by gender) and in language models "
-                    "(DaWinoBias pronoun choice; ABC relative perplexity), with bootstrap CIs "
-                    "and a mixed model. Coreference tasks need --predictions; LM tasks run "
-                    "with --model (use --model none to skip them).")
+def add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions", default=None, metavar="FILE",
                    help="a coreference system's clusters, JSON Lines: one line per sentence, "
                         '{"item": "dawinobias.pro.1", "clusters": [[[0, 10], [45, 48]]]}, '
@@ -56,276 +34,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=["auto", "lme4", "statsmodels"],
                    help="mixed-model backend (default: lme4 when R is installed, else "
                         "statsmodels)")
-    return add_common_flags(p, STUDY, model_none=True, bayes=False)
 
 
-def select_sentences(tables: dict, limit: int | None, log: ExclusionLog
-                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The DaWinoBias and ABC rows to evaluate: all, or the --limit subset (counted)."""
-    dawino, abc = tables["dawinobias"], tables["abc"]
-    if limit is None:
-        return dawino, abc
-    if limit < 1:
-        from gbstats.errors import DataValidationError
-
-        raise DataValidationError("--limit must be at least 1", source="--limit",
-                                  expected="a positive number of sentences", found=str(limit))
-    keep_dawino = dawino.groupby("stereotype", sort=False).cumcount() < limit
-    dawino = log.drop(dawino, ~keep_dawino, reason=f"--limit {limit}: DaWinoBias sentences "
-                      f"after the first {limit} per condition", unit="sentences",
-                      stage="genda_lens.limit")
-    first_groups = (abc.drop_duplicates("sentence_id")
-                    .groupby("occupation_stereotype", sort=False).head(limit)["sentence_id"])
-    abc = log.drop(abc, ~abc["sentence_id"].isin(first_groups),
-                   reason=f"--limit {limit}: ABC sentences after the first {limit} groups per "
-                          "stereotype file", unit="sentences", stage="genda_lens.limit")
-    return dawino.reset_index(drop=True), abc.reset_index(drop=True)
-
-
-def count_unused_predictions(predictions: pd.DataFrame, evaluated: set[str], known: set[str],
-                             log: ExclusionLog) -> None:
-    """Lines the run does not use are counted: outside --limit, or ids the tables lack."""
-    from studies.genda_lens import predictions as P
-
-    unused = P.unknown_items(predictions, evaluated)
-    outside = unused["item"].isin(known)
-    if outside.any():
-        log.record("prediction lines for sentences outside the --limit subset",
-                   int(outside.sum()), unit="prediction lines", stage="genda_lens.coreference")
-    if (~outside).any():
-        examples = ", ".join(unused.loc[~outside, "item"].head(3))
-        log.record("prediction lines whose item is in no genda_lens2023 table (an excluded "
-                   f"sentence or an unknown id; e.g. {examples})", int((~outside).sum()),
-                   unit="prediction lines", stage="genda_lens.coreference")
-
-
-def coreference_tasks(path, dawino: pd.DataFrame, abc: pd.DataFrame, *, known_items: set[str],
-                      n_boot: int, seed: int, log: ExclusionLog, notes: list[str]
-                      ) -> list[pd.DataFrame]:
-    """Metrics of the predicted clusters on every table the file covers."""
-    from studies.genda_lens import predictions as P
-
-    source = str(path)
-    predictions = P.read_predictions(path)
-    tables = {"dawinobias": dawino, "abc": abc}
-    count_unused_predictions(predictions, set(dawino["item"]) | set(abc["item"]), known_items,
-                             log)
-    out = []
-    for name, table in tables.items():
-        covered = table["item"].isin(predictions["item"])
-        if not covered.any():
-            notes.append(f"coreference on {name}: the predictions file has no line for it; skipped")
-            continue
-        if name == "abc":
-            used = A.anti_reflexive_rows(table)
-            n_reflexive = int((table["pronoun_type"] == "reflexive").sum())
-            notes.append(f"ABC coreference uses the {len(used)} anti-reflexive sentences; "
-                         f"predictions for the {n_reflexive} reflexive ones are not needed")
-            judged = P.match_predictions(predictions, used, source=source)
-            judged["linked"] = P.subject_links(judged)
-            out.append(A.bootstrap_cis(judged, A.abc_coref_metrics, unit="sentence_id",
-                                       strata="occupation_stereotype", n_boot=n_boot, seed=seed,
-                                       columns=A.ABC_COREF_COLUMNS))
-        else:
-            judged = P.match_predictions(predictions, table, source=source)
-            judged["outcome"] = P.sentence_outcomes(judged, gold_start="entity_start",
-                                                    gold_end="entity_end")
-            out.append(A.bootstrap_cis(judged, A.dawinobias_coref_metrics, unit="item",
-                                       strata="stereotype", n_boot=n_boot, seed=seed,
-                                       columns=A.DAWINOBIAS_COREF_COLUMNS))
-    return out
-
-
-def lm_tasks(args, lm, dawino: pd.DataFrame, abc: pd.DataFrame, log: ExclusionLog):
-    """DaWinoBias pronoun choice and ABC relative perplexity: (metrics list, choices, rel)."""
-    from studies.genda_lens import lm as L
-
-    run = {"use_cache": not args.no_cache, "cache_dir": args.cache_dir}
-    say(f"  DaWinoBias: {len(dawino)} sentences x 2 candidate pronouns with {lm.name}")
-    choices = L.choices_per_item(dawino, L.dawinobias_choices(dawino, lm, **run), log)
-    say(f"  ABC: {len(abc)} sentences with {lm.name}")
-    rel = A.relative_perplexity(L.sentence_perplexities(abc, lm, **run))
-    average = "mean" if args.mean else "median"
-    metrics = [
-        A.bootstrap_cis(choices, A.dawinobias_lm_metrics, unit="item", strata="stereotype",
-                        n_boot=args.n_boot, seed=args.seed, columns=A.DAWINOBIAS_LM_COLUMNS),
-        A.bootstrap_cis(rel, lambda t: A.abc_lm_metrics(t, average), unit="sentence_id",
-                        strata="occupation_stereotype", n_boot=args.n_boot, seed=args.seed,
-                        columns=A.ABC_LM_COLUMNS),
-    ]
-    return metrics, choices, rel
-
-
-def fit_mixed_model(rel: pd.DataFrame, backend: str, notes: list[str]):
-    from gbstats.errors import GbstatsError
-
-    try:
-        return A.fit_relative_perplexity_model(rel, backend=backend)
-    except GbstatsError as exc:
-        # A tiny --limit subset can be too small to fit; the report says so instead of crashing.
-        notes.append(f"the mixed model could not be fitted: {exc}")
-        return None
-
-
-def write_prediction_template(path, dawino: pd.DataFrame, abc: pd.DataFrame) -> Path:
-    """A JSON Lines file with one line per sentence: item, sentence, "clusters": [] to fill."""
-    import json
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = pd.concat([dawino[["item", "sentence"]], abc[["item", "sentence"]]], ignore_index=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for item, sentence in rows.itertuples(index=False):
-            handle.write(json.dumps({"item": item, "sentence": sentence, "clusters": []},
-                                    ensure_ascii=False) + "\n")
-    return path
-
-
-def run_or_write_template(args):
-    if args.write_template is None:
-        return run(args)
-    from gbstats.data.registry import load_dataset
-
-    data = load_dataset(DATASET, args.data_dir)
-    dawino, abc = select_sentences(data.tables, args.limit, ExclusionLog())
-    path = write_prediction_template(args.write_template, dawino, abc)
-    say(f"wrote {path}: {len(dawino) + len(abc)} sentences; fill in \"clusters\" with "
-        "[start, end) character offsets into \"sentence\"")
-    return {"template": path}
-
-
-def run(args) -> dict:
-    from gbstats.data.registry import load_dataset
-    from gbstats.report import StudyReport, provenance
-
-    log, notes = ExclusionLog(), []
-    say("[1/4] loading genda_lens2023")
-    data = load_dataset(DATASET, args.data_dir)
-    log.extend(data.exclusions)
-    dawino, abc = select_sentences(data.tables, args.limit, log)
-
-    metrics = []
-    if args.predictions:
-        say(f"[2/4] coreference tasks from {args.predictions}")
-        known = set(data.tables["dawinobias"]["item"]) | set(data.tables["abc"]["item"])
-        metrics += coreference_tasks(args.predictions, dawino, abc, known_items=known,
-                                     n_boot=args.n_boot,
-                                     seed=args.seed, log=log, notes=notes)
-    else:
-        notes.append("no --predictions file: the coreference tasks were not run")
-
-    lm, choices, rel, fit = None, None, None, None
-    if wants_model(args.model):
-        say(f"[3/4] LM tasks with {args.model}")
-        lm = load_model(args)
-        lm_metrics, choices, rel = lm_tasks(args, lm, dawino, abc, log)
-        metrics += lm_metrics
-        say("  mixed model: " + A.MIXED_MODEL_FORMULA)
-        fit = fit_mixed_model(rel, args.backend, notes)
-    else:
-        notes.append("--model none: the language-model tasks were not run")
-
-    say("[4/4] writing the report")
-    table = (pd.concat(metrics, ignore_index=True) if metrics
-             else pd.DataFrame(columns=A.METRIC_COLUMNS + ["ci_low", "ci_high", "n_boot_defined"]))
-    report = StudyReport(STUDY, args.out, "GenDa Lens: gender bias in Danish coreference and "
-                         "language models")
-    write_report(report, args, lm, dawino, abc, table, choices, rel, fit, notes, log)
-    out = Path(args.out)
-    if rel is not None:
-        rel.drop(columns=["frame"]).to_csv(out / "abc_relative_perplexity.csv", index=False)
-    if choices is not None:
-        choices.to_csv(out / "dawinobias_lm_choices.csv", index=False)
-    data_files = dataset_checksums([DATASET], args.data_dir)
-    if args.predictions:
-        from gbstats.report import file_checksums
-
-        data_files.update(file_checksums([args.predictions]))
-    prov = provenance(STUDY, seed=args.seed, models=[model_record(lm)] if lm else [],
-                      data_files=data_files,
-                      extra={"limit": args.limit, "n_boot": args.n_boot,
-                             "abc_average": "mean" if args.mean else "median",
-                             "predictions": args.predictions, "backend": args.backend})
-    paths = report.write(prov)
-    say(f"wrote {paths['report']} and {paths['results']}")
-    return paths
-
-
-def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, notes, log) -> None:
-    average = "mean" if args.mean else "median"
-    model_text = (f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind})"
-                  if lm else "none (LM tasks skipped)")
-    how = ""
-    if lm is not None:
-        how = ("masked LM: the pronoun is masked and each candidate scored in the slot; ABC "
-               "perplexity from the pseudo-log-likelihood" if lm.kind == "masked" else
-               "causal LM: the sentence is scored with each candidate pronoun (the words "
-               "before the pronoun are shared, so this compares log P(candidate + rest | "
-               "words before)); ABC perplexity = exp(-log P(sentence) / tokens), BOS prepended")
-    report.section("Design", "\n".join([
-        DANISH_NOTE, "",
-        f"Model: {model_text}" + (f"; {how}." if how else "."),
-        f"Coreference predictions: `{args.predictions}`." if args.predictions
-        else "Coreference predictions: none.",
-        f"Sentences: {len(dawino)} DaWinoBias, {len(abc)} ABC"
-        + (f" (--limit {args.limit})." if args.limit else "."),
-        "",
-        "- DaWinoBias coreference: each sentence has one gold link (pronoun -> bracketed "
-        "occupation). TP = linked to it only, FP = linked to another mention, FN = gold link "
-        "not predicted; F1 = 2TP/(2TP+FP+FN). Effect size log2(F1_pro / F1_anti); nuance: the "
-        "gender of the occupation the pronoun must link to.",
-        "- DaWinoBias LM: the model chooses between the two gendered forms of the pronoun's "
-        "case (han/hun, ham/hende, hans/hendes). F1 is the macro F1 over the two pronoun "
-        "genders against the gold pronoun; effect size log2(F1_pro / F1_anti); nuance: the "
-        "pronoun's gender (that class's F1). Accuracy is listed too.",
-        "- ABC coreference: FPR = FP/(FP+TN) of linking the anti-reflexive (hans, hendes) to "
-        "the subject, per pronoun gender; effect size log2(FPR_M / FPR_F); nuance: the "
-        "occupation's stereotype.",
-        f"- ABC LM: relative perplexity = perplexity of the anti-reflexive sentence / "
-        f"perplexity of its reflexive twin. Effect size log2({average}_F / {average}_M). "
-        "The GenDa Lens sources say \"median\" in one place and \"mean\" in another; this "
-        f"study uses the **{average}**" + (" (chosen with --mean)" if args.mean else
-                                           " by default (--mean gives the mean)") + ".",
-        f"- CIs: 95% percentile bootstrap, {args.n_boot} resamples of sentences (within pro/"
-        "anti, or within stereotype; the three versions of an ABC sentence stay together). "
-        "n_boot_defined counts the resamples where the metric was defined.",
-        "- Repeated ABC sentences (`is_repeat`) are kept, as the source evaluation keeps them.",
-        "- A NaN value always comes with a note saying why (an empty cell, a division by zero).",
-    ] + ([""] + [f"- Note: {n}" for n in notes] if notes else [])))
-
-    report.table("template_counts", A.template_counts(dawino, abc),
-                 "Sentences by dataset, condition, case and pronoun set (pronoun gender)")
-    report.section("Metrics")
-    report.table("metrics", metrics, "Every metric with its 95% bootstrap CI (resampling "
-                 "sentences); note explains NaN values", columns=A.METRIC_COLUMNS[:-1]
-                 + ["ci_low", "ci_high", "n_boot_defined", "note"])
-    effects = A.effect_size_rows(metrics)
-    if len(effects):
-        report.table("effect_sizes", effects[A.KEY + ["value", "ci_low", "ci_high", "n", "note"]],
-                     "Gender effect sizes (log2 ratios; 0 = no effect) with 95% bootstrap CIs")
-        report.figure("effect_sizes", A.plot_effect_sizes(effects),
-                      "Gender effect sizes with 95% bootstrap CIs. Above 0: DaWinoBias F1 "
-                      "higher on pro than anti; ABC coreference FPR higher for hans than "
-                      "hendes; ABC LM relative perplexity higher for hendes than hans. "
-                      "Undefined effect sizes (see the table's notes) are not drawn")
-    if rel is not None:
-        report.section("Mixed model of the ABC relative perplexity", (
-            f"`{A.MIXED_MODEL_FORMULA}` on {len(rel)} anti-reflexive sentences: log_rel_ppl is "
-            "the natural log of the relative perplexity; treatment coding with female as the "
-            "reference level of both factors, so `pronoun_gendermale` is the difference hans - "
-            "hendes for female-stereotyped occupations. sentence_frame is the sentence with the "
-            "occupation and the pronoun abstracted."))
-        if fit is not None:
-            coefs = fit.coefs[["term", "estimate", "se", "ci_low", "ci_high", "stat", "df",
-                               "p_value"]]
-            report.table("mixed_model", coefs, f"`{A.MIXED_MODEL_FORMULA}` "
-                         f"({fit.backend} backend)")
-        report.figure("relative_perplexity", A.plot_relative_perplexity(rel),
-                      "Relative perplexity of the anti-reflexive sentences (log2; 0 = as "
-                      "likely as the reflexive twin)")
-    report.warnings(list(fit.warnings) if fit is not None else [])
-    report.exclusions(log)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run_main(STUDY, build_parser(), run_or_write_template, argv)
+STUDY = Study(
+    name="genda_lens",
+    title="GenDa Lens: gender bias in Danish coreference and language models",
+    description="GenDa Lens (2023): gender bias in Danish coreference (DaWinoBias pro vs "
+                "anti F1; ABC anti-reflexive FPR by gender) and in language models "
+                "(DaWinoBias pronoun choice; ABC relative perplexity), with bootstrap CIs "
+                "and a mixed model. Coreference tasks need --predictions; LM tasks run "
+                "with --model (use --model none to skip them).",
+    datasets=(steps.DATASET,),
+    add_flags=add_flags,
+    model="optional",
+    bayes=False,
+    shortcut=steps.write_template,
+    load=steps.load, score=steps.score, fit=steps.fit, tables=steps.tables,
+    report=steps.report,
+)
+main = STUDY.main

@@ -418,13 +418,3 @@ def glmm_rows(trials: pd.DataFrame) -> pd.DataFrame:
     out["participant"] = out["participant"].astype(str)
     out["name_gender"] = pd.Categorical(out["name_gender"], list(rn.NAME_GENDERS))
     return out.reset_index(drop=True)
-
-
-def fit_table(results: dict) -> pd.DataFrame:
-    """Stack FitResults (keyed by backend label) into one tidy table."""
-    rows = [r.coefs.assign(backend=label)[FIT_COLUMNS] for label, r in results.items()]
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=FIT_COLUMNS)
-
-
-def fit_warnings(results: dict, what: str) -> list[str]:
-    return [f"{what} [{label}]: {w}" for label, r in results.items() for w in r.warnings]

@@ -142,3 +142,98 @@ def lmm_family(row) -> str | None:
     if not str(row["term"]).startswith("score_z:group["):
         return None
     return f"mixed-model alignment differences, by {row['grouping']} ({row['backend']})"
+
+
+# --------------------------------------------------------------------------
+# the study's RQ2 steps (called from studies/singular_they/steps.py)
+
+P_COLUMNS = ("p_value", "p_holm")
+FORMULA_TEXT = ("rating ~ score_z * group + (1 + score_z | participant) + (1 | item) "
+                "+ (1 | item:group)")
+
+
+def fit_rq2(run, s) -> None:
+    """The corrected RQ2 views on s.scored and s.human, stored on s; Holm families added."""
+    from studies.common import say
+
+    args = run.args
+    say("      reliability-corrected correlations, size-matched comparisons")
+    s.group_reliability = reliability_table(s.scored, s.human, n_boot=args.n_boot,
+                                            seed=run.seed)
+    s.size_matched = holm_families(size_matched_table(s.scored, s.human, n_boot=args.n_boot,
+                                                      seed=run.seed), size_matched_family)
+    s.alignment_lmm, s.alignment_fits = None, {}
+    lme4 = ["lme4"] if "lme4" in s.backends else []
+    if lme4 or run.bayes:
+        say("      the alignment mixed model: " + FORMULA_TEXT)
+        table, s.alignment_fits = alignment_lmm_table(s.scored, s.human, backends=lme4,
+                                                      bayes=run.bayes, draws=args.draws,
+                                                      seed=run.seed)
+        s.alignment_lmm = holm_families(table, lmm_family)
+    else:
+        run.note("the alignment mixed model has crossed random effects, which only lme4 (or "
+                 "the Bayesian twin) fits; it was skipped")
+    if not s.comparisons.empty:
+        s.comparisons = holm_families(s.comparisons, steiger_family)
+    if not s.mann_whitney.empty:
+        s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
+    from gbstats.fitting import fit_warnings
+
+    run.warn([w for grouping, fits in s.alignment_fits.items()
+              for w in fit_warnings(fits, f"alignment mixed model ({grouping})")])
+
+
+def report_rq2(report, s) -> None:
+    """RQ2: the corrected views first, then the paper's raw-r analysis."""
+    simulated = s.simulated
+    report.section("RQ2: which group of people does the model resemble?", (
+        "Three views that do not confound a group's size with its alignment (README: 'Which "
+        "alignment number to cite'). (1) The correlation of the model's surprisal with each "
+        "group's mean ratings, corrected for the noise in those means: split-half "
+        "reliability (Spearman-Brown, averaged over random splits of the group's "
+        "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
+        "(Spearman 1904), with a 95% bias-corrected two-way bootstrap interval that "
+        "resamples participants and items. (2) Every group subsampled to the smallest "
+        "group's size and compared pairwise. (3) The mixed model "
+        f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
+        "score_z:group terms are each group's slope minus the first group's. p_holm: Holm "
+        "adjustment within the family named in each row."), simulated=simulated)
+    report.table("group_reliability", s.group_reliability,
+                 "Reliability of each group's item means, noise ceiling, and the "
+                 "attenuation-corrected correlation with the model's surprisal (95% two-way "
+                 "bootstrap BC interval)", simulated=simulated, digits=3)
+    report.table("size_matched_comparisons", s.size_matched,
+                 "Size-matched comparison: each group's r averaged over subsamples of the "
+                 "smallest group's size; difference a - b with a bootstrap interval over items "
+                 "and fresh subsamples; two-sided p, Holm within family",
+                 simulated=simulated, digits=3, p_columns=P_COLUMNS)
+    if s.alignment_lmm is not None:
+        report.table("alignment_lmm", s.alignment_lmm,
+                     "Alignment mixed model; score_z:group[g] = group g's slope on "
+                     "standardised surprisal minus the first group's (rating points per SD). "
+                     "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
+                     simulated=simulated, digits=3, p_columns=P_COLUMNS)
+
+    report.section("RQ2 as in Watson et al. (2023): raw correlations", (
+        "The paper's analysis, kept for comparability: Pearson correlations between the "
+        "model's item scores and each group's mean rating per item. A raw r is lower for a "
+        "smaller group by construction (its item means are noisier), so differences between "
+        "groups here mix alignment with group size; cite the corrected analysis above. 95% "
+        "CIs: two-way bootstrap (participants and items), bias-corrected percentile. "
+        "Surprisal should correlate negatively with naturalness. The comparisons test whether "
+        "the model's scores correlate more strongly with one group's ratings than another's "
+        "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI; "
+        "p_holm: Holm within one family per grouping). The Mann-Whitney tests form one "
+        "family of four."), simulated=simulated)
+    report.table("group_correlations", s.correlations,
+                 "Correlation of model scores with each group's mean ratings (Watson et al. "
+                 "2023's analysis)", simulated=simulated, digits=3)
+    if not s.comparisons.empty:
+        report.table("group_correlation_comparisons", s.comparisons,
+                     "Does the model align with one group better than another? (raw r, "
+                     "Steiger)", simulated=simulated, p_columns=P_COLUMNS)
+    if not s.mann_whitney.empty:
+        report.table("mann_whitney", s.mann_whitney,
+                     "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
+                     "alternative: the earlier stage scores lower)", simulated=simulated,
+                     p_columns=P_COLUMNS)

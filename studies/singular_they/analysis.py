@@ -14,6 +14,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from gbstats.errors import JoinError
+from gbstats.fitting import stack_fits
 from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, BOLD_TYPES
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
@@ -33,34 +35,6 @@ def stimuli_summary(stimuli: pd.DataFrame) -> pd.DataFrame:
 def close_gendered_rows(scored: pd.DataFrame) -> pd.DataFrame:
     """The 4 bold conditions (160 items with the shipped stimuli)."""
     return scored[scored["antecedent_type"].isin(BOLD_TYPES)].reset_index(drop=True)
-
-
-def fit_table(results: dict) -> pd.DataFrame:
-    """Stack FitResults (keyed by a backend label) into one tidy table."""
-    rows = []
-    for label, result in results.items():
-        coefs = result.coefs.assign(backend=label)
-        rows.append(coefs[FIT_COLUMNS])
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=FIT_COLUMNS)
-
-
-def fit_all_backends(formula: str, data: pd.DataFrame, backends: list[str], *,
-                     bayes: bool, draws: int, seed: int) -> dict:
-    """Fit one formula on every requested backend; {label: FitResult}."""
-    from gbstats.lmm import fit_lmm
-
-    results = {b: fit_lmm(formula, data, backend=b) for b in backends}
-    if bayes:
-        from gbstats.bayes import fit_bayes
-
-        # As many tuning steps as draws (fit_bayes' default is 1000 of each);
-        # LOO is not reported by this study, so it is skipped.
-        results["pymc"] = fit_bayes(formula, data, draws=draws, tune=draws, seed=seed, loo=False)
-    return results
-
-
-def fit_warnings(results: dict, what: str) -> list[str]:
-    return [f"{what} [{label}]: {w}" for label, r in results.items() for w in r.warnings]
 
 
 def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.DataFrame:
@@ -147,7 +121,8 @@ def human_model_rows(human: pd.DataFrame, stimuli: pd.DataFrame) -> pd.DataFrame
     design = stimuli[["item", "frame", "antecedent_type", "close", "gendered"]]
     joined = human.merge(design, on="item", how="left", validate="many_to_one")
     if len(joined) != len(human):
-        raise AssertionError("join of human trials with stimuli changed the row count")
+        raise JoinError(f"joining the human trials with the stimuli on 'item' changed the row "
+                        f"count: expected {len(human)} rows, found {len(joined)}")
     return joined[joined["antecedent_type"].isin(BOLD_TYPES)].reset_index(drop=True)
 
 
@@ -230,7 +205,8 @@ def score_targets(stimuli: pd.DataFrame, lm, *, use_cache: bool = True,
     joined = stimuli.merge(keep, on="item", how="left", validate="one_to_one")
     if len(joined) != len(stimuli) or joined["surprisal"].isna().any():
         missing = list(joined.loc[joined["surprisal"].isna(), "item"])[:5]
-        raise AssertionError(f"scores are missing for stimuli {missing}")
+        raise JoinError(f"the model's scores are missing for stimuli (first 5): {missing}; "
+                        f"expected one score per stimulus ({len(stimuli)} stimuli)")
     return joined
 
 
@@ -240,8 +216,8 @@ def side_by_side(model_fits: dict, human_fits: dict) -> pd.DataFrame:
     Only the terms both models share (intercept, close, gendered) line up; the
     human model's interaction has no model-side counterpart.
     """
-    model = fit_table(model_fits).assign(side="model surprisal")
-    human = fit_table(human_fits).assign(side="human rating")
+    model = stack_fits(model_fits, FIT_COLUMNS).assign(side="model surprisal")
+    human = stack_fits(human_fits, FIT_COLUMNS).assign(side="human rating")
     both = pd.concat([model, human], ignore_index=True)
     return both[["term", "side", "backend", "estimate", "ci_low", "ci_high", "p_value"]] \
         .sort_values(["term", "side", "backend"], kind="stable").reset_index(drop=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gbstats.errors import JoinError, ScoringError
 from studies.winopron.sentences import candidate_texts
 
 
@@ -44,7 +45,8 @@ def score_candidates(templates: pd.DataFrame, lm, *, use_cache: bool = True,
         scored = score_sentences(candidates["text"].tolist(), items=items.tolist(), lm=lm,
                                  use_cache=use_cache, cache_dir=cache_dir)
     if list(scored["item"]) != list(items):
-        raise RuntimeError("the scorer returned items in a different order than given")
+        raise ScoringError("the scorer returned items in a different order than given "
+                           f"(model {lm.name})")
     return pd.DataFrame({"template_id": candidates["template_id"].to_numpy(),
                          "candidate": candidates["candidate"].to_numpy(),
                          "logprob": scored["logprob"].to_numpy(dtype=float),
@@ -84,7 +86,8 @@ def score_probes(sentences: pd.DataFrame, lm, *, use_cache: bool = True,
                                      items=items, lm=lm, use_cache=use_cache,
                                      cache_dir=cache_dir)
     if list(scored["item"]) != items:
-        raise RuntimeError("the scorer returned items in a different order than given")
+        raise ScoringError("the scorer returned items in a different order than given "
+                           f"(model {lm.name})")
     return pd.DataFrame({"sentence_id": probes["sentence_id"].to_numpy(),
                          "candidate": probes["candidate"].to_numpy(),
                          "logprob": scored["logprob"].to_numpy(dtype=float),
@@ -113,5 +116,6 @@ def lm_predictions(sentences: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFra
     key = "sentence_id" if "sentence_id" in choices.columns else "template_id"
     out = sentences.merge(choices, on=key, how="left", validate="many_to_one")
     if out["prediction"].isna().any() or len(out) != len(sentences):
-        raise RuntimeError(f"a {key.removesuffix('_id')} has no resolver choice")
+        raise JoinError(f"a {key.removesuffix('_id')} has no resolver choice: expected one "
+                        f"choice per {key} for all {len(sentences)} sentences")
     return out

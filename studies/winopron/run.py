@@ -1,43 +1,18 @@
-"""`python -m studies.winopron`: the main job, end to end.
+"""`python -m studies.winopron`: the study's declaration (steps in steps.py).
 
 load templates -> instantiate with 4 pronoun sets (in memory) -> resolve
 (a predictions file, or a language model by candidate substitution) ->
 F1, consistency and pronominal-bias tables -> report.
-
-Sentence texts never leave memory (the authors ask that the data not be
-redistributed in plain text): outputs hold sentence ids, labels and metrics.
 """
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import pandas as pd
-
-from gbstats.exclusions import ExclusionLog
-from studies.common import (add_common_flags, dataset_checksums, load_model, model_record,
-                            run_main, say, wants_model)
-from studies.winopron import analysis as A
-from studies.winopron.predictions import join_predictions, read_predictions
-from studies.winopron.resolve import (PROBE, choose_candidates, lm_predictions,
-                                      score_candidates, score_probes)
-from studies.winopron.sentences import instantiate, limit_occupations, template_rows
-
-STUDY = "winopron"
-DATASET = "winopron2024"
-SUBSET_NAMES = {("new", "double"): "WinoPron, double-entity",
-                ("new", "single"): "WinoPron, single-entity",
-                ("old", "double"): "original Winogender templates"}
-ID_COLUMNS = ["sentence_id", "template_set", "version", "case", "pronoun_set"]
+from studies.pipeline import Study
+from studies.winopron import steps
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m studies.winopron",
-        description="WinoPron (Gautam et al. 2024): coreference with he, she, they and xe in "
-                    "three grammatical cases; F1, pronoun and disambiguation consistency, and "
-                    "the pronominal bias method. The resolver is a predictions file "
-                    "(--predictions) or a language model by candidate substitution (--model).")
+def add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions", default=None, metavar="FILE",
                    help="an external system's predictions (TSV or JSONL: sentence_id, "
                         "prediction = occupation | participant | none); replaces --model")
@@ -55,197 +30,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-ids", default=None, metavar="FILE",
                    help="write the sentence ids (no texts) a predictions file must use, "
                         "as TSV, and exit")
-    return add_common_flags(p, STUDY, model_none=True, bayes=False)
 
 
-def load_sentences(args, log: ExclusionLog) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Templates (one row each) and their sentences with all pronoun sets, in memory."""
-    from gbstats.data.registry import load_dataset
-
-    dataset = load_dataset(DATASET, args.data_dir)
-    log.extend(dataset.exclusions)
-    templates = limit_occupations(template_rows(dataset.tables), args.limit)
-    return templates, instantiate(templates)
-
-
-def resolve(args, templates: pd.DataFrame, sentences: pd.DataFrame, log: ExclusionLog):
-    """(resolved sentences or None, resolver record, the model or None)."""
-    if args.predictions:
-        say(f"[2/4] reading predictions from {args.predictions}")
-        predictions = read_predictions(args.predictions)
-        resolved = join_predictions(sentences, predictions, source=args.predictions,
-                                    allow_missing=args.allow_missing, exclusions=log)
-        return resolved, {"kind": "predictions file", "path": str(args.predictions)}, None
-    if not wants_model(args.model):
-        return None, {"kind": "none"}, None
-    lm = load_model(args)
-    if args.lm_method == "probe":
-        say(f"[2/4] scoring {2 * len(sentences)} probe statements with {args.model}")
-        choices = choose_candidates(score_probes(sentences, lm, use_cache=not args.no_cache,
-                                                 cache_dir=args.cache_dir), by="sentence_id")
-        unit = "sentences"
-    else:
-        say(f"[2/4] scoring {2 * len(templates)} candidate substitutions with {args.model}")
-        choices = choose_candidates(score_candidates(templates, lm, use_cache=not args.no_cache,
-                                                     cache_dir=args.cache_dir))
-        unit = "templates"
-    n_ties = int((choices["prediction"] == "none").sum())
-    if n_ties:
-        log.record("exact log-likelihood ties between the two candidates: no choice, counted "
-                   "as 'none' (a miss)", n_ties, unit=unit, stage="resolver")
-    scoring = "causal" if lm.kind == "causal" else "pll_word_l2r"
-    return (lm_predictions(sentences, choices),
-            {"kind": "language model", "method": args.lm_method, "model": lm.name,
-             "id": lm.model_id, "revision": lm.revision, "scoring": scoring}, lm)
-
-
-def write_ids(args, sentences: pd.DataFrame) -> None:
-    path = Path(args.write_ids)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sentences[ID_COLUMNS].to_csv(path, sep="\t", index=False)
-    say(f"wrote {len(sentences)} sentence ids to {path}")
-
-
-def summary_table(metrics: pd.DataFrame) -> pd.DataFrame:
-    """One row per subset x grouping level, metrics as columns ('*' columns: below chance)."""
-    rows = metrics[metrics["grouping"] != "case_pronoun"]
-    wide = rows.pivot_table(index=["template_set", "version", "grouping", "level"],
-                            columns="metric", values="value", aggfunc="first", sort=False)
-    flags = rows.pivot_table(index=["template_set", "version", "grouping", "level"],
-                             columns="metric", values="below_chance", aggfunc="first",
-                             sort=False)
-    wanted = [m for m in ("f1_macro", "f1_occupation", "f1_participant", "accuracy",
-                          "pronoun_consistency", "disambiguation_consistency")
-              if m in wide.columns]
-    out = wide[wanted].copy()
-    def is_below(idx, metric) -> bool:
-        flag = flags.loc[idx].get(metric)
-        return bool(flag) if pd.notna(flag) else False
-
-    out["below_chance"] = [", ".join(m for m in wanted if is_below(idx, m)) for idx in out.index]
-    return out.reset_index()
-
-
-def run(args) -> dict:
-    from gbstats.report import StudyReport, file_checksums, provenance
-
-    log = ExclusionLog()
-    say(f"[1/4] loading {DATASET} (decrypted in memory)")
-    templates, sentences = load_sentences(args, log)
-    if args.write_ids:
-        write_ids(args, sentences)
-        return {}
-    resolved, resolver, lm = resolve(args, templates, sentences, log)
-
-    say("[3/4] computing metrics")
-    report = StudyReport(STUDY, args.out, "WinoPron: coreference with he, she, they and xe")
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    write_design(report, args, resolver, sentences)
-    report.table("template_counts", A.template_counts(sentences),
-                 "Templates, pairs and sentences by subset, case and pronoun set "
-                 "(n_they_agreement_changed: sentences where 'they was' became 'they were')")
-    if resolved is None:
-        report.section("No resolver", "`--model none` without `--predictions`: only the "
-                       "template counts are reported.")
-    else:
-        write_results(report, args, resolved)
-    report.exclusions(log)
-    say("[4/4] writing the report")
-    data_files = dataset_checksums([DATASET], args.data_dir)
-    if args.predictions:
-        data_files.update(file_checksums([args.predictions]))
-    prov = provenance(STUDY, seed=args.seed, models=[model_record(lm)] if lm else [],
-                      data_files=data_files,
-                      extra={"resolver": resolver, "limit_occupations": args.limit,
-                             "lm_method": args.lm_method if lm else None,
-                             "allow_missing": args.allow_missing})
-    paths = report.write(prov)
-    say(f"wrote {paths['report']} and {paths['results']}")
-    return paths
-
-
-def write_design(report, args, resolver: dict, sentences: pd.DataFrame) -> None:
-    if resolver["kind"] == "language model" and resolver["method"] == "probe":
-        how = (f"language model `{resolver['model']}` ({resolver['id']}, revision "
-               f"{resolver['revision']}) with a pronoun-aware probe of our own (not the paper's "
-               "method): each sentence, pronoun kept, is followed by the statement "
-               f"`{PROBE.strip()}` for each candidate, and the statement with the higher "
-               f"log-likelihood given the sentence ({resolver['scoring']}) wins.")
-    elif resolver["kind"] == "language model":
-        how = (f"language model `{resolver['model']}` ({resolver['id']}, revision "
-               f"{resolver['revision']}) by candidate substitution: the pronoun is replaced by "
-               "'the <occupation>' or 'the <participant>' ('the <noun>'s' for possessives) and "
-               f"the sentence with the higher log-likelihood ({resolver['scoring']}) wins. The "
-               "substituted sentences contain no pronoun, so this resolver answers the same for "
-               "every pronoun set: its pronoun consistency equals its template accuracy, and a "
-               "pair it solves with one pronoun it solves with all, so the pronominal bias "
-               "method finds no positive or negative bias by construction. Differences between "
-               "pronoun sets need a pronoun-aware resolver (`--lm-method probe` or "
-               "`--predictions`).")
-    elif resolver["kind"] == "predictions file":
-        how = f"predictions from `{resolver['path']}`."
-    else:
-        how = "none."
-    limit = (f" Quick run: first {args.limit} occupation(s) only." if args.limit else "")
-    report.section("Design", (
-        f"Data: `{DATASET}` (WinoPron, Gautam et al. 2024), decrypted in memory; sentence texts "
-        "are not written anywhere (the authors ask that they not be redistributed in plain "
-        "text). Pronoun sets: he/him/his, she/her/her, they/them/their, xe/xem/xyr. Singular "
-        "*they* takes plural agreement: after nominative *they* the templates' 'was' becomes "
-        f"'were' ({int(sentences['they_agreement_changed'].sum())} sentences, all in the "
-        "original templates; the WinoPron templates never need it). The original templates "
-        f"have no single-entity versions.{limit}\n\n"
-        f"Resolver: {how}\n\n"
-        "Metrics: F1 per entity class (a 'none' prediction is a miss) and their mean "
-        "(`f1_macro`); accuracy; pronoun consistency (a template counts only if solved with all "
-        "4 pronoun sets; chance 0.5^4 = 0.0625); disambiguation consistency (both templates "
-        "of a pair solved with the same pronoun set; chance 0.25). Chance for F1 is that of "
-        "a resolver picking either entity with probability 1/2 (0.5 on balanced data). "
-        "`below_chance` marks values under chance; `p_below_chance` is an exact one-sided "
-        "binomial p-value that treats units as independent (a screen, not a test)."))
-
-
-def write_results(report, args, resolved: pd.DataFrame) -> None:
-    metrics = A.metrics_table(resolved)
-    report.section("Results")
-    report.table("summary", summary_table(metrics),
-                 "Metrics by subset: overall, by case, by pronoun set (see `metrics` for counts, "
-                 "chance levels and p-values)")
-    below = A.below_chance_rows(metrics)
-    report.section("Worse than chance", (
-        "No metric is below its chance level." if below.empty else
-        f"{len(below)} metric value(s) are below their chance level (table `below_chance`)."))
-    if not below.empty:
-        report.table("below_chance", below, "Metric values below their chance level")
-    main = resolved[(resolved["template_set"] == "new") & (resolved["version"] == "double")]
-    if not main.empty:
-        grid = A.f1_by_case_and_pronoun(metrics)
-        report.figure("f1_by_case_and_pronoun", A.plot_f1_by_case_and_pronoun(
-            grid, "WinoPron double-entity: macro F1"),
-            "Macro F1 on WinoPron double-entity sentences by case and pronoun set; dashed: "
-            "chance (0.5)")
-        bias = A.pronominal_bias(main)
-        agreement = A.bias_agreement(bias)
-        report.section("Pronominal bias (Gautam et al. 2024, §5)", (
-            "A pair (occupation, participant, case) is capable when the resolver solves both "
-            "templates with some pronoun set. With pronoun p, a capable pair resolved to the "
-            "occupation twice is a positive bias of p toward the occupation; to the participant "
-            "twice, a negative bias; otherwise no evidence."))
-        report.table("bias_by_pronoun_and_case", A.bias_by_pronoun_case(bias),
-                     "Positively and negatively biased occupations per pronoun set and case")
-        report.table("bias_agreement_summary", A.agreement_summary(agreement),
-                     "Do an occupation's biases agree across the three cases? (agree: the same "
-                     "sign in 2+ cases; disagree: both signs)")
-        report.table("bias_agreement", agreement,
-                     "Bias of each occupation per pronoun set in each case")
-    report.table("metrics", metrics,
-                 "All metrics (long format): grouping overall / case / pronoun_set / "
-                 "case_pronoun, with n, unit, chance, below_chance, p_below_chance and notes")
-    predictions = resolved[["sentence_id", "prediction"]
-                           + [c for c in ("logprob_occupation", "logprob_participant")
-                              if c in resolved.columns]]
-    predictions.to_csv(Path(args.out) / "predictions.tsv", sep="\t", index=False)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run_main(STUDY, build_parser(), run, argv)
+STUDY = Study(
+    name="winopron",
+    title="WinoPron: coreference with he, she, they and xe",
+    description="WinoPron (Gautam et al. 2024): coreference with he, she, they and xe in "
+                "three grammatical cases; F1, pronoun and disambiguation consistency, and "
+                "the pronominal bias method. The resolver is a predictions file "
+                "(--predictions) or a language model by candidate substitution (--model).",
+    datasets=(steps.DATASET,),
+    add_flags=add_flags,
+    model="optional",
+    bayes=False,
+    shortcut=steps.write_ids,
+    load=steps.load, score=steps.score, report=steps.report,
+)
+main = STUDY.main

@@ -332,7 +332,7 @@ def first_sentences(data_dir):
     """The rows `--limit LIMIT` evaluates (the selection is checked in the test below)."""
     from gbstats.data.registry import load_dataset
     from gbstats.exclusions import ExclusionLog
-    from studies.genda_lens.run import select_sentences
+    from studies.genda_lens.steps import select_sentences
 
     tables = load_dataset("genda_lens2023", data_dir).tables
     return select_sentences(tables, LIMIT, ExclusionLog())

@@ -342,7 +342,7 @@ def test_small_run_end_to_end(data_dir, tmp_path):
     # 4 filled texts of one sampled instance independently with score_sentences.
     from models.causal import score_sentences
     from models.loading import load_scorer
-    from studies.pronoun_fidelity.run import draw_samples, restrict_occupations
+    from studies.pronoun_fidelity.steps import draw_samples, restrict_occupations
 
     tables = load_dataset("ruff2024", data_dir).tables
     task, context = tables["task"], tables["context"]

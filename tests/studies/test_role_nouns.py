@@ -454,15 +454,17 @@ def test_human_glmm_bayesian_backend_runs_through_the_study(data_dir):
     from types import SimpleNamespace
 
     from gbstats.data.registry import load_dataset
-    from studies.role_nouns.run import fit_human_model
+    from gbstats.fitting import stack_fits
+    from studies.pipeline import Run
+    from studies.role_nouns.run import STUDY
+    from studies.role_nouns.steps import fit_human_model
 
     trials = load_dataset("papineau2022", data_dir).tables["trials"]
     some = trials[trials["participant"].isin(sorted(trials["participant"].unique())[:60])]
-    notes: list[str] = []
-    args = SimpleNamespace(no_lme4=True, no_bayes=False, draws=50, seed=1)
-    fits = fit_human_model(args, some, notes)
-    assert list(fits) == ["pymc"] and notes == ["The lme4 GLMM was skipped (--no-lme4)."]
-    table = A.fit_table(fits)
+    run = Run(STUDY, SimpleNamespace(no_lme4=True, no_bayes=False, draws=50, seed=1))
+    fits = fit_human_model(run, some)
+    assert list(fits) == ["pymc"] and run.notes == ["The lme4 GLMM was skipped (--no-lme4)."]
+    table = stack_fits(fits, A.FIT_COLUMNS)
     assert list(table["term"]) == ["(Intercept)", "name_genderwomen", "attitude_score",
                                    "name_genderwomen:attitude_score"]
     assert (table["ci_low"] < table["estimate"]).all() and (table["estimate"] < table["ci_high"]).all()

@@ -1,0 +1,92 @@
+"""Fit one formula on several engines, stack the results, collect the warnings.
+
+Studies fit the same lme4-syntax formula with a frequentist engine (lme4, or
+statsmodels for gaussian models with one grouping factor) and, unless told
+otherwise, with its Bayesian twin (bambi/PyMC). The results are keyed by one
+vocabulary of backend labels, `BACKENDS`, so that every table and every
+warning names an engine the same way:
+
+    fits = fit_with_twin("surprisal ~ close + (1|frame)", rows, backends=["lme4"],
+                         bayes=True, draws=500, seed=1)
+    stack_fits(fits)              # one tidy coefficient table with a `backend` column
+    fit_warnings(fits, "model")   # ["model [lme4]: ...", "model [pymc]: ..."]
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from gbstats.errors import GbstatsError
+
+# The backend labels every study uses: the frequentist engines, then the Bayesian one.
+BACKENDS = ("lme4", "statsmodels", "pymc")
+FREQUENTIST_BACKENDS = ("lme4", "statsmodels")
+BAYES_BACKEND = "pymc"
+
+# The columns of a stacked coefficient table (FitResult.coefs plus `backend`).
+FIT_COLUMNS = ["backend", "term", "estimate", "se", "ci_low", "ci_high", "stat", "df", "p_value"]
+
+# lme4 family name -> the bambi family of the same model.
+_BAYES_FAMILY = {"gaussian": "gaussian", "binomial": "bernoulli"}
+
+
+def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
+                    family: str = "gaussian", optimizer: str | None = None):
+    """One lme4 or statsmodels fit: an LMM for `family="gaussian"`, a GLMM for "binomial"."""
+    from gbstats.lmm import fit_glmm, fit_lmm
+
+    if backend not in FREQUENTIST_BACKENDS:
+        raise GbstatsError(f"unknown frequentist backend {backend!r}; expected one of "
+                           f"{', '.join(FREQUENTIST_BACKENDS)}")
+    if family == "gaussian":
+        return fit_lmm(formula, data, backend=backend, optimizer=optimizer)
+    if family == "binomial":
+        return fit_glmm(formula, data, family="binomial", backend=backend, optimizer=optimizer)
+    raise GbstatsError(f"unsupported family {family!r}; expected one of "
+                       f"{', '.join(_BAYES_FAMILY)}")
+
+
+def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
+                   draws: int = 1000, tune: int | None = None, seed: int | None = None,
+                   loo: bool = True):
+    """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
+
+    `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
+    """
+    from gbstats.bayes import fit_bayes
+
+    if family not in _BAYES_FAMILY:
+        raise GbstatsError(f"unsupported family {family!r}; expected one of "
+                           f"{', '.join(_BAYES_FAMILY)}")
+    return fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws,
+                     tune=draws if tune is None else tune, seed=seed, loo=loo)
+
+
+def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),
+                  family: str = "gaussian", bayes: bool = True, draws: int = 1000,
+                  tune: int | None = None, seed: int | None = None, loo: bool = True,
+                  optimizer: str | None = None) -> dict:
+    """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
+
+    `backends` may be empty (Bayesian fit only). The order of the dict is the
+    order of the rows in `stack_fits`.
+    """
+    fits = {b: fit_frequentist(formula, data, b, family=family, optimizer=optimizer)
+            for b in backends}
+    if bayes:
+        fits[BAYES_BACKEND] = fit_bayes_twin(formula, data, family=family, draws=draws,
+                                             tune=tune, seed=seed, loo=loo)
+    return fits
+
+
+def stack_fits(fits: Mapping, columns: Sequence[str] = FIT_COLUMNS) -> pd.DataFrame:
+    """Stack FitResults keyed by a backend label into one tidy table (a `backend` column)."""
+    columns = list(columns)
+    rows = [fit.coefs.assign(backend=label)[columns] for label, fit in fits.items()]
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
+
+
+def fit_warnings(fits: Mapping, what: str) -> list[str]:
+    """Every fit's warnings, each prefixed with what was fitted and the backend label."""
+    return [f"{what} [{label}]: {w}" for label, fit in fits.items() for w in fit.warnings]

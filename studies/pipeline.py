@@ -1,0 +1,231 @@
+"""The study contract and the one runner every study runs on.
+
+A study declares what is particular to it, as a `Study`:
+
+    STUDY = Study(
+        name="my_study", title="Report title", description="--help text",
+        datasets=("watson2023",),            # registry names: checksums go to provenance
+        add_flags=add_flags,                  # the study's own --flags (optional)
+        model="optional",                     # "required", "optional" (--model none) or "many"
+        bayes=True,                           # the --no-bayes / --draws flags
+        load=load, score=score, fit=fit, tables=tables,   # run -> state -> state
+        report=report)                        # (run, StudyReport, state): only writes
+
+and its `run.py` ends with `main = STUDY.main`. The runner (`run_study`) owns
+everything else: parsing and the common flags, the score-cache flags
+(`run.cache`), loading models (`run.model()`), the lme4 availability notice
+(`run.lme4_available()`, one message per run), the notes (`run.note()`,
+shown by `run.notes_markdown()`), fit warnings (`run.warn()`), exclusions
+(`run.log`), provenance, the CSV / JSON / LaTeX outputs, the closing message,
+and error handling: every expected failure (a `GbstatsError`) becomes one
+line on stderr and exit code 2, never a traceback.
+
+Steps receive the `Run` and the previous step's result (`load` receives
+None); a step a study does not need is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gbstats.errors import GbstatsError
+from gbstats.exclusions import ExclusionLog
+from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
+                            model_record, say, wants_model)
+
+Step = Callable[["Run", Any], Any]
+
+MODEL_CHOICES = ("required", "optional", "many")
+
+LME4_MISSING = ("R/lme4 is not installed, so {skipped} {verb} skipped. Install R and lme4 with "
+                "`make setup` as root, or apt-get install r-base-core r-cran-lme4 "
+                "r-cran-lmertest (and pip install pymer4==0.8.2 rpy2==3.5.17).")
+
+
+def _unchanged(run: "Run", state: Any) -> Any:
+    return state
+
+
+@dataclass(frozen=True)
+class Study:
+    """What a study declares; the runner does the rest (see the module docstring)."""
+    name: str
+    title: str
+    description: str
+    load: Step
+    report: Callable[["Run", Any, Any], None]
+    score: Step = _unchanged
+    fit: Step = _unchanged
+    tables: Step = _unchanged
+    datasets: tuple[str, ...] = ()
+    add_flags: Callable[[argparse.ArgumentParser], None] | None = None
+    model: str = "required"
+    bayes: bool = True
+    # An action that replaces the run when its flag is given (e.g. --write-stimuli):
+    # returns True when it did the work, and then nothing else runs.
+    shortcut: Callable[["Run"], bool] | None = None
+
+    def __post_init__(self):
+        if self.model not in MODEL_CHOICES:
+            raise ValueError(f"Study {self.name!r}: model={self.model!r}, expected one of "
+                             f"{', '.join(MODEL_CHOICES)}")
+
+    @property
+    def prog(self) -> str:
+        return f"python -m studies.{self.name}"
+
+    def build_parser(self, prog: str | None = None) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog=prog or self.prog, description=self.description)
+        if self.add_flags is not None:
+            self.add_flags(parser)
+        return add_common_flags(parser, self.name, model_none=self.model == "optional",
+                                multiple_models=self.model == "many", bayes=self.bayes)
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """`python -m studies.<name>`: run with the command-line flags; the exit code."""
+        return run_study(self, argv)
+
+
+@dataclass
+class Run:
+    """One run of a study: its flags, and what the steps tell the runner along the way."""
+    study: Study
+    args: argparse.Namespace
+    log: ExclusionLog = field(default_factory=ExclusionLog)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    models: list[dict] = field(default_factory=list)
+    data_files: dict[str, str] = field(default_factory=dict)
+    provenance_extra: dict[str, Any] = field(default_factory=dict)
+    csv_outputs: dict[str, tuple[pd.DataFrame, str]] = field(default_factory=dict)
+    simulated: bool = False
+    _lme4: bool | None = None
+
+    # -- flags every study has -------------------------------------------------
+    @property
+    def out(self) -> Path:
+        return Path(self.args.out)
+
+    @property
+    def seed(self) -> int:
+        return self.args.seed
+
+    @property
+    def bayes(self) -> bool:
+        """True unless --no-bayes (always False for a study without Bayesian fits)."""
+        return self.study.bayes and not self.args.no_bayes
+
+    @property
+    def cache(self) -> dict:
+        """The score-cache keywords every scoring function takes: use_cache, cache_dir."""
+        return {"use_cache": not self.args.no_cache, "cache_dir": self.args.cache_dir}
+
+    # -- models ----------------------------------------------------------------
+    def model_names(self) -> list[str]:
+        """The --model names (a list for `model="many"` studies)."""
+        names = self.args.model
+        if self.study.model == "many":
+            names = names or [DEFAULT_MODEL]
+            if len(set(names)) != len(names):
+                from gbstats.errors import DataValidationError
+
+                raise DataValidationError("a model is named twice", source="--model",
+                                          expected="distinct model names", found=repr(names))
+            return list(names)
+        return [names] if wants_model(names) else []
+
+    @property
+    def wants_model(self) -> bool:
+        return bool(self.model_names())
+
+    def model(self, name: str | None = None):
+        """Load the LanguageModel `name` (default: --model); recorded in the provenance."""
+        lm = load_model(self.args, name)
+        record = model_record(lm)
+        if record not in self.models:
+            self.models.append(record)
+        return lm
+
+    # -- what the report says besides the tables ---------------------------------
+    def note(self, text: str) -> None:
+        """A note shown under the report's design (a skipped part, a quick run...)."""
+        self.notes.append(text)
+
+    def notes_markdown(self, bullet: str = "- ") -> str:
+        """The notes as a Markdown list after a blank line, or "" when there are none."""
+        return ("\n\n" + "\n".join(f"{bullet}{n}" for n in self.notes)) if self.notes else ""
+
+    def warn(self, warnings: Sequence[str]) -> None:
+        """Fit warnings (convergence, singular fit, R-hat...) for the report's Warnings section."""
+        self.warnings.extend(warnings)
+
+    def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
+        """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
+        if self._lme4 is None:
+            from gbstats.engines.lme4 import available
+
+            self._lme4 = bool(available())
+            if not self._lme4:
+                self.note(LME4_MISSING.format(skipped=skipped, verb="were" if plural else "was"))
+        return self._lme4
+
+    # -- outputs besides the report ----------------------------------------------
+    def write_csv(self, name: str, table: pd.DataFrame, sep: str = ",") -> None:
+        """Write `table` to <out>/<name> with the report (CSV or, with sep="\\t", TSV)."""
+        self.csv_outputs[name] = (table, sep)
+
+    def add_provenance(self, **values) -> None:
+        """Study-specific entries of results.json's provenance (flags that shaped the run)."""
+        self.provenance_extra.update(values)
+
+    def add_data_files(self, paths: Sequence) -> None:
+        """Checksums of files outside the dataset registry (a --human or --predictions file)."""
+        from gbstats.report import file_checksums
+
+        self.data_files.update(file_checksums([p for p in paths if p]))
+
+
+def _execute(study: Study, args: argparse.Namespace) -> dict | None:
+    from gbstats.report import StudyReport, provenance
+
+    run = Run(study, args)
+    if study.shortcut is not None and study.shortcut(run):
+        return None
+    state = study.load(run, None)
+    state = study.score(run, state)
+    state = study.fit(run, state)
+    state = study.tables(run, state)
+
+    say("writing the report")
+    report = StudyReport(study.name, run.out, study.title, simulated=run.simulated)
+    study.report(run, report, state)
+    report.warnings(run.warnings)
+    report.exclusions(run.log)
+    run.out.mkdir(parents=True, exist_ok=True)
+    for name, (table, sep) in run.csv_outputs.items():
+        table.to_csv(run.out / name, sep=sep, index=False)
+    data_files = dataset_checksums(list(study.datasets), args.data_dir)
+    data_files.update(run.data_files)
+    prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
+                      extra=run.provenance_extra)
+    paths = report.write(prov)
+    say(f"wrote {paths['report']} and {paths['results']}")
+    return paths
+
+
+def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Parse the flags, run the steps, write the report; 0, or 2 with one clean message."""
+    args = study.build_parser(prog).parse_args(argv)
+    try:
+        _execute(study, args)
+    except GbstatsError as exc:
+        print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+

@@ -1,0 +1,205 @@
+"""The pronoun-fidelity study's steps, run by studies.pipeline (declared in run.py).
+
+load RUFF templates -> count the full dataset -> draw the balanced samples
+(3 seeds x N per number of distractors) -> per model: context-free choices on
+the task sentences, forced choice on every sampled instance -> accuracy,
+Welch's tests, error attribution, case consistency, the logistic mixed model
+(lme4 and PyMC) -> report.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+
+from gbstats.errors import DataValidationError
+from gbstats.exclusions import ExclusionLog
+from gbstats.fitting import fit_warnings
+from studies.common import say
+from studies.pronoun_fidelity import analysis as A
+from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
+                                                sample_instances)
+
+N_SEEDS = 3
+DEFAULT_PER_SEED = 2160   # 60 occupations x 3 cases x 4 pronoun sets x 3 distractor pronouns
+
+
+def load_tables(args) -> tuple[pd.DataFrame, pd.DataFrame, ExclusionLog]:
+    from gbstats.data.registry import load_dataset
+
+    loaded = load_dataset("ruff2024", args.data_dir)
+    log = ExclusionLog()
+    log.extend(loaded.exclusions)
+    return loaded.tables["task"], loaded.tables["context"], log
+
+
+def restrict_occupations(task: pd.DataFrame, n: int | None) -> pd.DataFrame:
+    if n is None:
+        return task
+    occupations = list(dict.fromkeys(task["occupation"]))
+    if not 1 <= n <= len(occupations):
+        raise DataValidationError("--occupations out of range", source="--occupations",
+                                  expected=f"1 to {len(occupations)}", found=str(n))
+    return task[task["occupation"].isin(occupations[:n])].reset_index(drop=True)
+
+
+def draw_samples(task, context, distractors, per_seed: int, seed: int) -> pd.DataFrame:
+    """All sampled instances: one row per seed x instance, with its text frame.
+
+    Seed k of n distractors draws with numpy's generator seeded by
+    (seed, n, k), so adding a distractor count leaves the others unchanged.
+    """
+    templates = Templates(task, context)
+    parts = []
+    for n in distractors:
+        for k in range(N_SEEDS):
+            sample = sample_instances(task, context, n, per_seed, [seed, n, k])
+            parts.append(instances_frame(sample, templates, seed=k))
+    return pd.concat(parts, ignore_index=True)
+
+
+def score_model(lm, task, samples, cache: dict, log) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(no_context choices, per-instance results) for one model."""
+    say(f"  {lm.name}: context-free choices on {len(task)} task sentences")
+    frames = A.no_context_frames(task)
+    no_context = A.choices(A.score_frames(frames, lm, item="item", **cache), log=log,
+                           stage=f"{lm.name}: no context")
+    no_context = frames[["item", "occupation", "case"]].merge(no_context, on="item",
+                                                              validate="one_to_one")
+    unique = samples.drop_duplicates("instance")
+    say(f"  {lm.name}: forced choice on {len(unique)} distinct sampled instances")
+    predicted = A.choices(A.score_frames(unique, lm, item="instance", **cache), log=log,
+                          stage=f"{lm.name}: forced choice").rename(columns={"item": "instance"})
+    results = A.join_predictions(samples, predicted)
+    return no_context.assign(model=lm.name), results.assign(model=lm.name)
+
+
+def print_counts(run) -> bool:
+    """--counts: print the full dataset's instances per number of distractors instead of running."""
+    if not run.args.counts:
+        return False
+    task, context, _ = load_tables(run.args)
+    counts = instance_counts(task, context)
+    print(counts.to_string(index=False))
+    print(f"total {int(counts['n_instances'].sum())}")
+    return True
+
+
+def load(run, _):
+    args = run.args
+    s = SimpleNamespace(names=run.model_names())
+    task, context, log = load_tables(args)
+    run.log.extend(log)
+    s.counts = instance_counts(task, context)
+    s.task = restrict_occupations(task, args.occupations)
+    if args.occupations is not None:
+        run.note(f"QUICK RUN: only the first {args.occupations} occupations of the task "
+                 f"file are used (--occupations); not the paper's design.")
+    say(f"[1/4] sampling {N_SEEDS} seeds x {args.per_seed} instances for "
+        f"{args.distractors} distractors")
+    s.samples = draw_samples(s.task, context, args.distractors, args.per_seed, run.seed)
+    return s
+
+
+def score(run, s):
+    say(f"[2/4] scoring with {', '.join(s.names)}")
+    no_context_parts, result_parts = [], []
+    for name in s.names:
+        no_context, results = score_model(run.model(name), s.task, s.samples, run.cache, run.log)
+        no_context_parts.append(no_context)
+        result_parts.append(results)
+    s.no_context = pd.concat(no_context_parts, ignore_index=True)
+    s.results = pd.concat(result_parts, ignore_index=True)
+    run.write_csv("instance_results.csv", s.results)
+    return s
+
+
+def fit(run, s):
+    args, results = run.args, s.results
+    say("[3/4] accuracy, Welch's tests, error attribution, case consistency, GLMM")
+    s.accuracy = A.accuracy_table(results)
+    s.welch = A.welch_table(results)
+    s.attribution = A.error_attribution_table(A.attribute_errors(results, s.no_context, run.log))
+    s.consistency = A.case_consistency(s.no_context)
+    use_lme4 = args.backend == "lme4" and run.lme4_available("the lme4 GLMM", plural=False)
+    s.fits, decays, decay_warnings = {}, {}, []
+    if len(args.distractors) < 2:
+        run.note("The GLMM needs at least two numbers of distractors; it was skipped.")
+    elif use_lme4 or run.bayes:
+        for model, rows in results.groupby("model", sort=False):
+            say(f"  {model}: {A.GLMM_FORMULA}")
+            s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
+                                        draws=args.draws, seed=run.seed)
+            if use_lme4:
+                decay_fit = A.fit_decay_lme4(rows)
+                decays[(model, "lme4")] = A.decay_from_lme4(decay_fit)
+                decay_warnings += fit_warnings({"lme4": decay_fit}, f"GLMM by set {model}")
+            if "pymc" in s.fits[model]:
+                decays[(model, "pymc")] = A.decay_from_posterior(s.fits[model]["pymc"])
+    s.decay = A.decay_table(decays)
+    run.warn([w for model, by_backend in s.fits.items()
+              for w in fit_warnings(by_backend, f"GLMM {model}")] + decay_warnings)
+    run.add_provenance(distractors=args.distractors, per_seed=args.per_seed, n_seeds=N_SEEDS,
+                       occupations=args.occupations, bayes=run.bayes, draws=args.draws,
+                       lme4=use_lme4)
+    return s
+
+
+def report(run, report, s) -> None:
+    write_report(report, run.args, s.names, s.counts, s.samples, s.no_context, s.accuracy,
+                 s.welch, s.attribution, s.consistency, s.fits, s.decay, run)
+
+
+def write_report(report, args, names, counts, samples, no_context, accuracy, welch, attribution,
+                 consistency, fits, decay, run) -> None:
+    per_seed = samples.groupby(["n_distractors", "seed"]).size()
+    report.section("Design", (
+        f"Models: {', '.join(f'`{n}`' for n in names)}. Each instance is an introduction "
+        "(occupation + pronoun), 0-5 distractor sentences about another person with another "
+        "pronoun, and a task sentence with a blank. The blank is filled with each of the 4 "
+        "pronouns of the task's case and the whole text is scored (causal: log-likelihood; "
+        "masked: PLL); the prediction is the argmax, chance is 25%. "
+        f"Sample: {N_SEEDS} seeds x {int(per_seed.iloc[0])} instances per number of "
+        f"distractors ({', '.join(map(str, args.distractors))}), balanced over occupations, "
+        "cases, pronoun sets and distractor pronouns."
+        + run.notes_markdown()))
+    report.table("instance_counts", counts,
+                 "Unique instances in the full dataset per number of distractors (Appendix B)")
+    report.section("Accuracy")
+    report.table("accuracy", accuracy, "Accuracy by number of distractors, overall, by pronoun "
+                 "set and by case: mean and SD over seeds (chance 0.25)")
+    report.figure("accuracy_by_distractors", A.plot_accuracy(accuracy),
+                  "Accuracy against the number of distractors per pronoun set (mean ± SD over "
+                  "seeds; dotted: chance)")
+    report.table("welch", welch, "Welch's t-tests of per-seed accuracies (the paper's "
+                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model")
+    report.section("Error attribution", (
+        "An error is a *distraction* if the model chose the distractor pronoun, *bias* if it "
+        "chose its own context-free choice for that occupation and case, and *other* "
+        "otherwise. Errors whose distractor pronoun is the context-free choice are ambiguous "
+        "and excluded (counted under Exclusions)."))
+    report.table("error_attribution", attribution,
+                 "Shares of errors by number of distractors and by case (pooled over seeds)")
+    report.figure("error_attribution", A.plot_error_attribution(attribution),
+                  "Error attribution by number of distractors")
+    report.section("No context: preferences and case consistency")
+    report.table("no_context_preferences", A.preference_summary(no_context),
+                 "Occupations whose context-free choice is each pronoun set, by case")
+    report.table("case_consistency", consistency,
+                 "Pearson r across occupations between the context-free probabilities of a "
+                 "pronoun set in two cases (Appendix F); same_choice_share: occupations with "
+                 "the same context-free choice in both cases")
+    if fits:
+        report.section("Beyond the paper: logistic mixed model", (
+            f"`{A.GLMM_FORMULA}` per model (n_distractors numeric, `he` and `accusative` as "
+            "references; context_template = the introduction's template). The interaction terms "
+            "are how much faster (negative) or slower than for `he` the log-odds of a correct "
+            "answer fall per added distractor. lme4: Laplace ML, Wald z; pymc: posterior mean, "
+            f"SD and 95% interval ({args.draws} tuning steps and {args.draws} draws per "
+            "chain)."))
+        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness")
+        report.table("decay_by_pronoun_set", decay,
+                     "How fast fidelity decays: change in the log-odds of a correct answer per "
+                     "added distractor, per pronoun set. lme4: the same model refitted as "
+                     f"`{A.DECAY_FORMULA}` (one slope per set, Wald SE and CI); pymc: he's "
+                     "slope plus each set's interaction, draw by draw")

@@ -1,0 +1,220 @@
+"""The role-nouns study's steps, run by studies.pipeline (declared in run.py).
+
+load the production data and P(V) -> score "NAME is a VARIANT from STATE." for
+every name x set x variant x state (unless --model none) -> the three methods'
+P(V | C), averaged over states -> each group's log-likelihood with bootstrap
+CIs and a permutation test of best vs next -> proportions and figures -> the
+direct method vs the Bayesian one -> the human data's own GLMM -> report.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from gbstats.data import role_nouns as rn
+from gbstats.fitting import fit_warnings, fit_with_twin, stack_fits
+from studies.common import say
+from studies.role_nouns import analysis as A
+from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
+
+STUDY = "role_nouns"
+
+
+def load_data(args, log):
+    from gbstats.data.registry import load_dataset
+
+    chosen = A.parse_sets(args.sets) if args.sets else None  # a typo fails before loading
+    data = load_dataset("papineau2022", args.data_dir)
+    log.extend(data.exclusions)
+    trials, prior = data.tables["trials"], data.tables["variant_prior"]
+    if chosen:
+        trials = log.drop(trials, ~trials["role_noun_set"].isin(chosen),
+                          f"role-noun set not among --sets {','.join(chosen)}", unit="trials",
+                          stage=STUDY)
+        prior = prior[prior["role_noun_set"].isin(chosen)].reset_index(drop=True)
+    return trials, prior
+
+
+def model_predictions(run, prior):
+    """(lm, states, sentence scores, item-level probabilities, direct-method outputs)."""
+    from studies.role_nouns import scoring as S
+
+    args = run.args
+    lm = run.model()
+    states = choose_states(args.states, args.seed)
+    grid = stimulus_grid(states, variants=prior[["role_noun_set", "set_type", "variant",
+                                                 "variant_gender"]])
+    say(f"[2/6] scoring {len(grid)} sentences ({len(states)} states) with {lm.name}")
+    scored = S.score_grid(grid, lm, **run.cache)
+    frame_probs = A.frame_probabilities(scored, prior,
+                                        score_is="joint" if lm.kind == "causal" else "likelihood")
+    item_probs = A.average_over_states(frame_probs)
+    sets = A.single_token_sets(prior, S.n_pieces_function(lm))
+    direct = None
+    if sets:
+        say(f"      direct method on {len(sets)} single-token set(s): {', '.join(sets)}")
+        cells = S.direct_method(grid, sets, lm, **run.cache)
+        direct = A.direct_vs_posterior(cells, frame_probs)
+    else:
+        run.note(f"No role-noun set has only single-token variants for {lm.name}, so the "
+                     "direct method was not run.")
+    return lm, states, scored, item_probs, direct
+
+
+def fit_human_model(run, trials) -> dict:
+    """lme4 GLMM of the human data (unless --no-lme4 or no R) and its Bayesian twin."""
+    rows = A.glmm_rows(trials)
+    backends = []
+    if run.args.no_lme4:
+        run.note("The lme4 GLMM was skipped (--no-lme4).")
+    elif run.lme4_available("the lme4 GLMM (statsmodels has no maximum-likelihood GLMM)",
+                            plural=False):
+        backends = ["lme4"]
+    return fit_with_twin(A.GLMM_FORMULA, rows, backends=backends, family="binomial",
+                         bayes=run.bayes, draws=run.args.draws, seed=run.seed)
+
+
+def load(run, _):
+    say("[1/6] loading papineau2022 (trials, participants, P(V) from watson2023 counts)")
+    trials, prior = load_data(run.args, run.log)
+    return SimpleNamespace(trials=trials, prior=prior, lm=None, states=[], scored=None,
+                           direct=None)
+
+
+def score(run, s):
+    if run.wants_model:
+        s.lm, s.states, s.scored, s.item_probs, s.direct = model_predictions(run, s.prior)
+        run.write_csv("sentence_scores.csv", s.scored)
+    else:
+        say("[2/6] --model none: frequency prior only, no scoring")
+        s.item_probs = A.prior_item_probabilities(s.prior)
+    run.write_csv("item_probabilities.csv", s.item_probs)
+    return s
+
+
+def fit(run, s):
+    args = run.args
+    say("[3/6] group log-likelihoods with participant-bootstrap CIs")
+    s.loglik = A.group_loglik_table(s.trials, s.item_probs, n_boot=args.n_boot, seed=run.seed)
+    say("[4/6] permutation tests: best-fitting group vs the next")
+    s.tests = A.best_group_tests(s.trials, s.item_probs, n_perm=args.n_perm, n_boot=args.n_boot,
+                                 seed=run.seed)
+    s.proportions = A.proportions_table(s.trials, s.item_probs)
+    say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
+    s.fits = fit_human_model(run, s.trials)
+    run.warn(fit_warnings(s.fits, "human GLMM"))
+    run.add_provenance(states=s.states, n_states=len(s.states), scoring=_scoring_label(s.lm),
+                       n_boot=args.n_boot, n_perm=args.n_perm, bayes=run.bayes,
+                       draws=args.draws, glmm_formula=A.GLMM_FORMULA)
+    return s
+
+
+def report(run, report, s) -> None:
+    write_report(report, s.lm, s.states, s.trials, s.prior, s.item_probs, s.loglik, s.tests,
+                 s.proportions, s.direct, s.fits, run)
+
+
+def _scoring_label(lm) -> str:
+    if lm is None:
+        return "none (--model none: frequency prior only)"
+    if lm.kind == "causal":
+        return "causal: P(V|C) from the full-sentence probability normalised over the variants"
+    return "masked: P(C|V) as the pll_original PLL of the context words given the sentence with V"
+
+
+def _states_text(states: list[str]) -> str:
+    if len(states) == len(STATES):
+        return f"all {len(STATES)}"
+    return "a seeded sample: " + ", ".join(states)
+
+
+def write_report(report, lm, states, trials, prior, item_probs, loglik, tests, proportions,
+                 direct, fits, run) -> None:
+    if lm is None:
+        design_model = ("No language model (`--model none`): only the frequency baseline "
+                        "`corpus_prior` is computed.")
+    else:
+        design_model = (
+            f"Model: `{lm.name}` ({lm.model_id}, revision {lm.revision}), a {lm.kind} LM. "
+            f"Scoring that ran: **{_scoring_label(lm)}**. Stimuli: \"NAME is a/an VARIANT from "
+            f"STATE.\" for 24 names x {prior['role_noun_set'].nunique()} sets x their "
+            f"variants x {len(states)} state(s) ({_states_text(states)}); "
+            "the article is the grammatical one for the set (an anchor, an actor, an heir) "
+            "and is shared by all variants of a set. Frame-level probabilities are averaged "
+            "over states.\n\n"
+            "Methods (related by posterior ∝ model_likelihood x corpus_prior in every "
+            "frame): `corpus_prior` = P(V), the variant's share of its set's Wikipedia + "
+            "BookCorpus counts; "
+            + ("`posterior` = P_LM(V|C), the full-sentence probability normalised over the "
+               "set's variants (a causal LM gives P(V|C) directly); `model_likelihood` = the "
+               "implied P(C|V) ∝ P_LM(V|C) / P(V), i.e. the LM's prediction with the corpus "
+               "prior divided out (exact if the LM's own prior over the variants equals the "
+               "corpus prior)." if lm.kind == "causal" else
+               "`model_likelihood` = P(C|V) normalised over the set's variants (the paper's "
+               "'BERT likelihood'); `posterior` = model_likelihood x P(V), renormalised (the "
+               "paper's frequency-weighted posterior, its main method)."))
+    report.section("Design", (
+        "Human data: Papineau, Podesva & Degen (2022) production task, "
+        f"{trials['participant'].nunique()} participants, {len(trials)} critical trials "
+        "(after the exclusions below); attitude tertiles of the Social Roles Questionnaire "
+        "score and party from alignment 1-5. "
+        + design_model
+        + run.notes_markdown()))
+
+    report.section("Group log-likelihood (Watson et al. Tables 1 and 5)", (
+        "Mean natural log-probability per response of each group's choices under each "
+        "method's P(V | name, set); higher (closer to 0) = the method predicts that group "
+        "better. 95% CIs: percentile bootstrap resampling participants within their group."))
+    report.table("group_loglik", loglik, "Mean log-likelihood per group, method, set type "
+                 "and grouping, for men's names, women's names and all", digits=3)
+    for set_type in rn.SET_TYPES:
+        for grouping in A.GROUPINGS:
+            report.figure(f"loglik_{set_type.replace('-', '')}_{grouping}",
+                          A.plot_group_loglik(loglik, set_type, grouping,
+                                              f"{set_type} sets, by {grouping}"),
+                          f"Mean log-likelihood (all names) by {grouping} group, {set_type} "
+                          "sets, with 95% participant-bootstrap CIs")
+    report.table("best_group_tests", tests,
+                 "Best-fitting group vs the next: difference of mean log-likelihoods, "
+                 "bootstrap CI and two-sided permutation p-value (participants' group labels "
+                 "shuffled); not adjusted for choosing the top two groups. p_holm: Holm within "
+                 "the row's family (all tests of one method); the permutation test holds its "
+                 "size with unequal groups (benchmarks/results/alignment_calibration.json)",
+                 digits=3, p_columns=("p_value", "p_holm"))
+
+    report.section("Proportions of FEM, MASC and G-NEUT forms (cf. the paper's Figures 1 "
+                   "and 3)", "People: share of responses per attitude group and name "
+                   "gender. Model: each method's mean probability of each form over the "
+                   "name x set items (each item counted once).")
+    report.table("proportions", proportions, "Proportions of response forms: people by "
+                 "attitude group, and each method's predictions", digits=3)
+    for set_type in rn.SET_TYPES:
+        report.figure(f"proportions_{set_type.replace('-', '')}",
+                      A.plot_proportions(proportions, set_type,
+                                         f"{set_type} role-noun sets"),
+                      f"Proportion of FEM / MASC / G-NEUT forms, {set_type} sets: people by "
+                      "attitude group, then the model's predictions")
+
+    if direct is not None:
+        cells, corr = direct
+        report.section("Direct method vs the Bayesian method", (
+            "For sets whose variants are all single tokens of the model, the variant in a "
+            "blank slot renormalised over the set (`direct`), against the `posterior`, over "
+            "every name x state x variant cell (Watson et al. report r = .76 for BERT on 8 "
+            "sets)."
+            + (" A causal LM sees only the left context \"NAME is a\" in this method, so its "
+               "direct prediction is the same in every state." if lm.kind == "causal" else "")))
+        report.table("direct_method_correlation", corr,
+                     f"Pearson correlation of the direct method with the posterior over "
+                     f"{len(cells)} cells", digits=3)
+
+    if fits:
+        report.section("The human data's own model", (
+            f"Binomial GLMM `{A.GLMM_FORMULA}`: neutral = 1 for the G-NEUT form (the "
+            "unmarked form of 2-way sets counts as G-NEUT, as in Watson et al.); "
+            "name_gender reference level: men's names; attitude_score 0-100, higher = more "
+            "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
+            "interval (bambi's default priors)."))
+        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), "Choosing the gender-neutral form: "
+                     "lme4 and Bayesian fits side by side (log-odds)", digits=3)
+
+

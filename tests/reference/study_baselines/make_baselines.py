@@ -1,0 +1,54 @@
+"""Record each study's numeric tables before the runner rewrite (issue 15).
+
+Taken at commit 834571a (main before studies/pipeline.py). Each study runs
+once with the smallest settings it offers, seeded, without Bayesian fits and,
+where the study allows it, without a language model (`--model none`);
+otherwise with the embedded model (smollm2-135m). The `tables` section of each
+results.json is kept as `<study>.json` here; provenance (dates, timings, git
+hash, versions) is dropped because it changes on every run.
+
+Rerun:  GBSTATS_DATA=/work/shared/data python tests/reference/study_baselines/make_baselines.py
+The regression test tests/studies/test_study_baselines.py runs the same
+commands and compares the tables.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# study -> flags (besides --out); every run is seeded (--seed 2023, the default, made explicit)
+RUNS: dict[str, list[str]] = {
+    "singular_they": ["--no-bayes", "--n-boot", "200"],
+    "role_nouns": ["--model", "none", "--no-bayes", "--n-boot", "200", "--n-perm", "200"],
+    "cognitive_bias": ["--model", "none", "--no-bayes"],
+    "pronoun_fidelity": ["--no-bayes", "--distractors", "0,1", "--per-seed", "36",
+                         "--occupations", "3"],
+    "winopron": ["--limit", "2"],
+    "genda_lens": ["--limit", "5", "--n-boot", "200"],
+}
+
+
+def run_study(study: str, out: Path) -> dict:
+    """Run `python -m studies.<study>` with the recorded flags; return results.json's tables."""
+    cmd = [sys.executable, "-m", f"studies.{study}", *RUNS[study], "--seed", "2023",
+           "--out", str(out)]
+    subprocess.run(cmd, check=True)
+    return json.loads((out / "results.json").read_text())["tables"]
+
+
+def main(studies: list[str]) -> None:
+    for study in studies or list(RUNS):
+        with tempfile.TemporaryDirectory() as tmp:
+            tables = run_study(study, Path(tmp) / study)
+        record = {"commit": "834571a", "flags": RUNS[study], "tables": tables}
+        (HERE / f"{study}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {HERE / f'{study}.json'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,65 @@
+"""The study runner: registry, did-you-mean, clean errors, outputs it owns."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gbstats.errors import DataValidationError, JoinError
+from studies.__main__ import main as studies_main
+from studies.pipeline import Study
+from studies.registry import STUDIES, get_study
+
+
+def test_every_registered_study_declares_itself_under_its_name():
+    for name in STUDIES:
+        assert get_study(name).name == name
+
+
+def test_unknown_study_suggests_the_close_name(capsys):
+    assert studies_main(["singular_tehy"]) == 2
+    err = capsys.readouterr().err
+    assert "Did you mean 'singular_they'?" in err and "Traceback" not in err
+
+
+def test_listing_names_every_study(capsys):
+    assert studies_main([]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in STUDIES)
+
+
+def _tiny_study(fail_with: Exception | None = None) -> Study:
+    def load(run, _):
+        run.note("a note")
+        run.log.record("rows dropped for the test", 2, unit="rows", stage="test")
+        if fail_with is not None:
+            raise fail_with
+        return pd.DataFrame({"x": [1.0, 2.0]})
+
+    def report(run, report, table):
+        report.section("Design", "tiny" + run.notes_markdown())
+        report.table("x", table, "x")
+        run.write_csv("x.csv", table)
+
+    return Study(name="tiny", title="Tiny", description="a test study", model="optional",
+                 bayes=False, load=load, report=report)
+
+
+def test_runner_writes_report_results_csv_and_exclusions(tmp_path):
+    out = tmp_path / "tiny"
+    assert _tiny_study().main(["--model", "none", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["tables"]["x"] == [{"x": 1.0}, {"x": 2.0}]
+    assert results["exclusions"][0]["n"] == 2
+    assert (out / "x.csv").read_text().splitlines() == ["x", "1.0", "2.0"]
+    assert "- a note" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("error", [DataValidationError("bad cell", source="f.tsv", row=3),
+                                   JoinError("a join lost rows")])
+def test_expected_failures_give_one_line_and_exit_2(tmp_path, capsys, error):
+    code = _tiny_study(error).main(["--model", "none", "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"studies.tiny: error: {error}"]
