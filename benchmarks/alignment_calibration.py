@@ -288,7 +288,16 @@ SECTION_RUNNERS = {"coverage": run_coverage, "fpr": run_fpr, "role_nouns": run_r
 
 def merge(args) -> dict:
     """The headline keys the issue asks for, and every section's details."""
-    parts = {s: json.loads(args.out.with_suffix(f".{s}.json").read_text()) for s in SECTIONS}
+    parts = {s: json.loads(args.out.with_suffix(f".{s}.json").read_text())
+             for s in SECTIONS if args.out.with_suffix(f".{s}.json").exists()}
+    if "mixed_model" not in parts:
+        # the lme4 part did not finish: use its checkpoints (n_sims says how far it got)
+        partial = args.out.with_suffix(".mixed_model.partial.json")
+        parts["mixed_model"] = {
+            "mixed_model": json.loads(partial.read_text()),
+            "mixed_model_item_only": json.loads(
+                partial.with_suffix(".item_only.json").read_text()),
+            "cpu_seconds": None, "complete": False}
     cov, fpr = parts["coverage"]["coverage"], parts["fpr"]["fpr_correlations"]
     lmm, lmm_item = parts["mixed_model"]["mixed_model"], parts["mixed_model"]["mixed_model_item_only"]
     coverage_new = {k: v["coverage"]["new"]["rate"] for k, v in cov.items()}
