@@ -21,6 +21,13 @@ _EXPORTS = {
     "near_zero_components": "gbstats.lmm",
     "parse_formula": "gbstats.formula",
     "fixed_effect_names": "gbstats.formula",
+    "fit_notes": "gbstats.lmm",
+    # the statistician's toolkit: contrasts, comparison, marginal means, random effects
+    "resolve_contrasts": "gbstats.contrasts",
+    "compare_models": "gbstats.compare",
+    "marginal_means": "gbstats.marginal",
+    "random_effects": "gbstats.ranef",
+    "r2_nakagawa": "gbstats.ranef",
     # Bayesian models (bambi / PyMC)
     "fit_bayes": "gbstats.bayes",
     # hypothesis tests (pingouin)

@@ -28,6 +28,7 @@ import os
 import re
 import warnings as py_warnings
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ import pandas as pd
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
 from gbstats.formula import ParsedFormula, bambi_to_r_name, fixed_effect_names, parse_formula
-from gbstats.results import COEF_COLUMNS, RANEF_COLUMNS, FitResult
+from gbstats.results import COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult
 
 # Families a user can name, and the bambi family each one becomes. lme4's
 # `binomial` on a 0/1 response is bambi's `bernoulli`.
@@ -63,7 +64,8 @@ ESS_BULK_MIN = 400
 # --------------------------------------------------------------------------
 
 def prepare_bayes_data(formula: str, data: pd.DataFrame, family: str,
-                       log: ExclusionLog) -> tuple[pd.DataFrame, ParsedFormula, list[str]]:
+                       log: ExclusionLog, contrasts: Mapping | None = None
+                       ) -> tuple[pd.DataFrame, ParsedFormula, list[str]]:
     """Check the data exactly as the lme4/statsmodels backends do, then code
     factors for bambi. Returns (frame, parsed formula, notes).
 
@@ -77,17 +79,80 @@ def prepare_bayes_data(formula: str, data: pd.DataFrame, family: str,
     becomes an ordered categorical with R's level order (`factor_levels`:
     sorted, or a pandas Categorical's own order); the first level is then the
     reference, as in R.
+
+    A factor with another coding (``contrasts``, see `gbstats.contrasts`)
+    becomes numeric columns named as R names its terms (``close1``, ...), and
+    the returned formula uses them (`bambi_coded_formula`).
     """
+    frame, parsed, notes, _prepared = _prepare(formula, data, family, log, contrasts)
+    return frame, parsed, notes
+
+
+def _prepare(formula: str, data: pd.DataFrame, family: str, log: ExclusionLog,
+             contrasts: Mapping | None):
     from gbstats.lmm import prepare_data
 
     parsed = parse_formula(formula)
-    prepared = prepare_data(parsed, data, "binomial" if family == "bernoulli" else family)
+    prepared = prepare_data(parsed, data, "binomial" if family == "bernoulli" else family, contrasts)
     if prepared.n_dropped_na:
         log.record("missing value in a formula column", prepared.n_dropped_na, stage="fit_bayes")
     frame = prepared.frame.copy()
     for var, levels in prepared.levels.items():
         frame[var] = pd.Categorical(frame[var], categories=levels, ordered=True)
-    return frame.reset_index(drop=True), parsed, list(prepared.warnings)
+    frame = frame.reset_index(drop=True)
+    coded = {v: c for v, c in prepared.codings.items() if c.kind != "treatment"}
+    if coded:
+        frame, parsed = bambi_coded_formula(parsed, frame, coded)
+    return frame, parsed, list(prepared.warnings), prepared
+
+
+def bambi_coded_formula(parsed: ParsedFormula, frame: pd.DataFrame, codings: Mapping
+                        ) -> tuple[pd.DataFrame, ParsedFormula]:
+    """Replace each factor in `codings` by numeric contrast columns named as
+    R names the terms (``close`` -> ``close1``, ``close2`` under contr.sum),
+    and rewrite the formula to use them. formulae has no contr.sum or user
+    matrices for an ordered factor, and a product of contrast columns is
+    exactly R's interaction column, so bambi then estimates R's coefficients.
+
+    R codes a factor by indicators of every level in a term whose margin is
+    absent (``a:b`` without ``a``); with a non-treatment coding that case is
+    refused here rather than coded differently from R."""
+    from gbstats.formula import _contrast_coded
+
+    present = set(parsed.fixed_terms) | {()}
+    for var in codings:
+        unmarginal = [":".join(t) for t in parsed.fixed_terms
+                      if var in t and not _contrast_coded(t, var, present)]
+        if unmarginal or not parsed.intercept:
+            raise GbstatsError(
+                f"fit_bayes: contrasts for {var!r} in {parsed.text!r} need every term holding it to "
+                f"have its margins in the model, and an intercept (R would code "
+                f"{unmarginal or 'the first factor'} by indicators instead); write a * b, or use "
+                "treatment coding")
+    frame = frame.copy()
+    columns: dict[str, list[str]] = {}
+    for var, coding in codings.items():
+        columns[var] = []
+        for j, name in enumerate(coding.names):
+            column = f"{var}{name}"
+            if column in frame.columns:
+                raise GbstatsError(f"fit_bayes: the contrast column {column!r} for {var!r} would "
+                                   "overwrite a data column of that name; rename the column")
+            frame[column] = frame[var].astype(str).map(coding.weights(j)).astype(float)
+            columns[var].append(column)
+
+    def expand(term) -> list[str]:
+        per_var = [columns.get(v, [v]) for v in term]
+        # R varies the first variable fastest
+        return [":".join(reversed(combo)) for combo in product(*reversed(per_var))]
+
+    fixed = [name for t in parsed.fixed_terms for name in expand(t)]
+    random = []
+    for r in parsed.random:
+        lhs = [name for t in r.terms for name in expand(t)]
+        random.append(f"({' + '.join(['1' if r.intercept else '0', *lhs])} | {r.group})")
+    text = f"{parsed.response} ~ {' + '.join(fixed + random) if fixed or random else '1'}"
+    return frame, parse_formula(text)
 
 
 def independent_effects_note(parsed: ParsedFormula) -> list[str]:
@@ -392,7 +457,8 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               priors: Mapping[str, Any] | None = None, *,
               draws: int = 2000, tune: int = 1000, chains: int = 2, seed: int | None = 1,
               sampler: str = DEFAULT_SAMPLER, target_accept: float | None = None,
-              noncentered: bool = True, loo: bool = True, progressbar: bool = False) -> FitResult:
+              noncentered: bool = True, loo: bool = True, progressbar: bool = False,
+              contrasts: Mapping | None = None) -> FitResult:
     """Fit a Bayesian (generalized) linear mixed model with bambi/PyMC.
 
     formula   lme4 syntax as `gbstats.formula` reads it for every backend, e.g.
@@ -429,6 +495,12 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               (higher ESS for the group SDs).
     loo       compute PSIS-LOO (elpd_loo, its SE, p_loo, looic) into fit_stats.
     progressbar  show the sampler's progress bar.
+    contrasts factor codings as in `fit_lmm`: {"close": "sum"} (R's
+              contr.sum, terms close1, ...), "treatment" or a matrix; recorded
+              in fit_stats["contrasts"]. A non-treatment factor is given to
+              bambi as numeric contrast columns (`bambi_coded_formula`), so its
+              default priors are those of numeric slopes, and a prior for one
+              is keyed by the column's R name ("close1"), not by the factor.
 
     Default priors (bambi 0.17's weakly-informative, data-scaled priors, as in
     rstanarm; the exact priors used are recorded in `fit_stats["priors"]`):
@@ -461,9 +533,9 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     run_kwargs = sample_kwargs(sampler, chains, target_accept)
 
     log = ExclusionLog()
-    frame, parsed, notes = prepare_bayes_data(formula, data, bambi_family, log)
+    frame, parsed, notes, prepared = _prepare(formula, data, bambi_family, log, contrasts)
 
-    model = build_model(formula, frame, bambi_family, noncentered)
+    model = build_model(parsed.text, frame, bambi_family, noncentered)
     if priors:
         chosen = bambi_priors(priors, model)
         model.set_priors(priors={k: v for k, v in chosen.items()
@@ -482,12 +554,28 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
         "nobs": len(frame), "n_dropped_na": sum(e.n for e in log.entries), "n_draws": draws, "n_tune": tune,
         "n_chains": chains, "seed": seed, "sampler": sampler, "noncentered": noncentered, **diag,
         "priors": priors_used(model), "exclusions": log.to_records(),
+        "contrasts": {v: c.to_record() for v, c in prepared.codings.items()},
+        "ci_method": "posterior mean and SD; 95% equal-tailed posterior intervals",
     }
     if loo:
         loo_values, loo_notes = loo_stats(idata, model)
         stats.update(loo_values)
         result_warnings += loo_notes
     coefs = coef_table(idata, model, name_map)
+    handle = FitHandle("bambi", model, parse_formula(formula), prepared, dict(prepared.codings),
+                       extra={"name_map": name_map, "bambi_parsed": parsed})
     return FitResult(formula=formula, backend="bambi", family=family_key,
                      coefs=coefs, ranef_var=ranef_table(idata, model, bambi_family),
-                     fit_stats=stats, warnings=result_warnings, idata=idata)
+                     fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle)
+
+
+def fixed_effect_draws(fit: FitResult) -> np.ndarray:
+    """(draws, k) posterior draws of the fixed effects, columns in the
+    coefs table's (R's) order."""
+    model, name_map = fit.handle.native, fit.handle.extra["name_map"]
+    columns = {}
+    for var, labels in common_term_labels(model).items():
+        draws = _draws(fit.idata.posterior, var)
+        for j, label in enumerate(labels):
+            columns[name_map[label]] = draws[:, j]
+    return np.column_stack([columns[t] for t in fit.coefs["term"]])

@@ -32,24 +32,27 @@ _BAYES_FAMILY = {"gaussian": "gaussian", "binomial": "bernoulli"}
 
 
 def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
-                    family: str = "gaussian", optimizer: str | None = None):
-    """One lme4 or statsmodels fit: an LMM for `family="gaussian"`, a GLMM for "binomial"."""
+                    family: str = "gaussian", optimizer: str | None = None,
+                    contrasts: Mapping | None = None):
+    """One lme4 or statsmodels fit: an LMM for `family="gaussian"`, a GLMM for "binomial".
+    `contrasts` codes factors (gbstats.contrasts; treatment when None)."""
     from gbstats.lmm import fit_glmm, fit_lmm
 
     if backend not in FREQUENTIST_BACKENDS:
         raise GbstatsError(f"unknown frequentist backend {backend!r}; expected one of "
                            f"{', '.join(FREQUENTIST_BACKENDS)}")
     if family == "gaussian":
-        return fit_lmm(formula, data, backend=backend, optimizer=optimizer)
+        return fit_lmm(formula, data, backend=backend, optimizer=optimizer, contrasts=contrasts)
     if family == "binomial":
-        return fit_glmm(formula, data, family="binomial", backend=backend, optimizer=optimizer)
+        return fit_glmm(formula, data, family="binomial", backend=backend, optimizer=optimizer,
+                        contrasts=contrasts)
     raise GbstatsError(f"unsupported family {family!r}; expected one of "
                        f"{', '.join(_BAYES_FAMILY)}")
 
 
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
                    draws: int = 1000, tune: int | None = None, seed: int | None = None,
-                   loo: bool = True):
+                   loo: bool = True, contrasts: Mapping | None = None):
     """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
@@ -60,23 +63,23 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
     return fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws,
-                     tune=draws if tune is None else tune, seed=seed, loo=loo)
+                     tune=draws if tune is None else tune, seed=seed, loo=loo, contrasts=contrasts)
 
 
 def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),
                   family: str = "gaussian", bayes: bool = True, draws: int = 1000,
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
-                  optimizer: str | None = None) -> dict:
+                  optimizer: str | None = None, contrasts: Mapping | None = None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). The order of the dict is the
     order of the rows in `stack_fits`.
     """
-    fits = {b: fit_frequentist(formula, data, b, family=family, optimizer=optimizer)
-            for b in backends}
+    fits = {b: fit_frequentist(formula, data, b, family=family, optimizer=optimizer,
+                               contrasts=contrasts) for b in backends}
     if bayes:
         fits[BAYES_BACKEND] = fit_bayes_twin(formula, data, family=family, draws=draws,
-                                             tune=tune, seed=seed, loo=loo)
+                                             tune=tune, seed=seed, loo=loo, contrasts=contrasts)
     return fits
 
 

@@ -6,9 +6,10 @@ This module is the one place that
 
 * parses it (`parse_formula`): response, fixed terms, random terms;
 * decides which columns are factors and in which level order (`factor_levels`);
-* names the coefficients as R's ``model.matrix`` does with treatment contrasts
-  (`r_term_names`, `model_matrix`), so that a term is called
-  ``"genderedyes"`` or ``"closedistant:genderedyes"`` whatever the backend;
+* names the coefficients as R's ``model.matrix`` does, with treatment contrasts
+  or the codings of `gbstats.contrasts` (`r_term_names`, `model_matrix`), so
+  that a term is called ``"genderedyes"``, ``"closedistant:genderedyes"`` or,
+  sum-coded, ``"close1:gendered1"`` whatever the backend;
 * maps bambi's names to those names (`bambi_to_r_name`).
 
 Supported syntax: ``+``, ``-`` (only ``- 1`` / ``+ 0`` to drop the intercept),
@@ -27,6 +28,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
+from gbstats.contrasts import contr_treatment
 from gbstats.errors import DataValidationError, GbstatsError
 
 INTERCEPT = "(Intercept)"
@@ -362,31 +364,42 @@ def _contrast_coded(term: Term, var: str, present: set[Term]) -> bool:
     return tuple(v for v in term if v != var) in present
 
 
-def _term_columns(term: Term, present: set[Term], levels: dict[str, list[str]]) -> list[list[tuple[str, str | None]]]:
-    """For one term, the list of its columns; each column is [(var, level or None)]."""
+def _term_columns(term: Term, present: set[Term], levels: dict[str, list[str]],
+                  codings: dict | None = None) -> list[list[tuple]]:
+    """For one term, the list of its columns; each column is [(var, label, weights)],
+    where weights is {level: value} for a factor and None for a numeric variable.
+
+    A contrast-coded factor contributes its coding's columns (label = the
+    contrast column's name: a level for treatment, "1", "2", ... for sum); a
+    factor R codes by indicators (see `_contrast_coded`) one column per level."""
     per_var = []
     for var in term:
         if var in levels:
             lv = levels[var]
-            used = lv[1:] if _contrast_coded(term, var, present) else lv
-            per_var.append([(var, level) for level in used])
+            if _contrast_coded(term, var, present):
+                coding = (codings or {}).get(var) or contr_treatment(var, lv)
+                per_var.append([(var, name, coding.weights(j)) for j, name in enumerate(coding.names)])
+            else:
+                per_var.append([(var, level, {other: float(other == level) for other in lv})
+                                for level in lv])
         else:
-            per_var.append([(var, None)])
+            per_var.append([(var, None, None)])
     # R varies the first variable fastest: iterate product over reversed lists.
     return [list(reversed(combo)) for combo in product(*reversed(per_var))]
 
 
 def r_term_name(parts) -> str:
-    """R's name for one design column: [(var, level or None), ...] joined by ':'.
+    """R's name for one design column: [(var, label or None, ...), ...] joined by ':'.
 
     ``r_term_name([("gendered", "yes")]) == "genderedyes"``;
     ``r_term_name([("close", "distant"), ("gendered", "yes")]) == "closedistant:genderedyes"``;
-    a numeric variable is ``(var, None)``.
+    a numeric variable is ``(var, None)``; a sum-coded factor's label is "1", "2", ...
     """
-    return ":".join(var if level is None else f"{var}{level}" for var, level in parts)
+    return ":".join(part[0] if part[1] is None else f"{part[0]}{part[1]}" for part in parts)
 
 
-def _design_spec(intercept: bool, terms: tuple[Term, ...], levels: dict[str, list[str]]):
+def _design_spec(intercept: bool, terms: tuple[Term, ...], levels: dict[str, list[str]],
+                 codings: dict | None = None):
     present = set(terms) | {()}
     # Without an intercept R codes the first term that holds a factor by
     # indicators for every level (so the model keeps its full rank), and
@@ -395,42 +408,49 @@ def _design_spec(intercept: bool, terms: tuple[Term, ...], levels: dict[str, lis
         (t for t in terms if any(v in levels for v in t)), None)
     spec = [[]] if intercept else []
     for term in terms:
-        spec += _term_columns(term, present - {()} if term == first_factor_term else present, levels)
+        spec += _term_columns(term, present - {()} if term == first_factor_term else present,
+                              levels, codings)
     return spec
 
 
-def r_term_names(intercept: bool, terms: tuple[Term, ...], levels: dict[str, list[str]]) -> list[str]:
-    """Column names of R's model.matrix for these terms (treatment contrasts).
+def r_term_names(intercept: bool, terms: tuple[Term, ...], levels: dict[str, list[str]],
+                 codings: dict | None = None) -> list[str]:
+    """Column names of R's model.matrix for these terms.
 
     `levels` maps each factor variable to its level list (first = reference);
-    variables not in it are numeric.
+    variables not in it are numeric. `codings` ({var: contrasts.Coding}) gives
+    a factor's contrasts; a factor without one uses treatment contrasts.
     """
     return [INTERCEPT if not parts else r_term_name(parts)
-            for parts in _design_spec(intercept, terms, levels)]
+            for parts in _design_spec(intercept, terms, levels, codings)]
 
 
 def model_matrix(intercept: bool, terms: tuple[Term, ...], data: pd.DataFrame,
-                 levels: dict[str, list[str]]) -> pd.DataFrame:
-    """R's model.matrix (treatment contrasts) as a DataFrame with R's column names.
+                 levels: dict[str, list[str]], codings: dict | None = None) -> pd.DataFrame:
+    """R's model.matrix as a DataFrame with R's column names (treatment
+    contrasts unless `codings` gives a factor another coding).
 
     Factor columns in `data` must already hold the level strings (see
     `as_factor_strings`); rows must have no missing values.
     """
     columns = {}
-    for parts in _design_spec(intercept, terms, levels):
+    for parts in _design_spec(intercept, terms, levels, codings):
         col = np.ones(len(data))
-        for var, level in parts:
-            values = data[var].to_numpy()
-            col = col * ((values == level).astype(float) if level is not None else values.astype(float))
+        for var, _label, weights in parts:
+            values = data[var]
+            col = col * (values.map(weights).to_numpy(dtype=float) if weights is not None
+                         else values.to_numpy(dtype=float))
         columns[INTERCEPT if not parts else r_term_name(parts)] = col
     return pd.DataFrame(columns, index=data.index)
 
 
-def fixed_effect_names(formula: str | ParsedFormula, data: pd.DataFrame) -> list[str]:
-    """The fixed-effect coefficient names every backend reports for this formula and data."""
+def fixed_effect_names(formula: str | ParsedFormula, data: pd.DataFrame,
+                       codings: dict | None = None) -> list[str]:
+    """The fixed-effect coefficient names every backend reports for this formula
+    and data (`codings` as in `r_term_names`)."""
     parsed = parse_formula(formula) if isinstance(formula, str) else formula
     levels = factor_levels_for(parsed, data)
-    return r_term_names(parsed.intercept, parsed.fixed_terms, levels)
+    return r_term_names(parsed.intercept, parsed.fixed_terms, levels, codings)
 
 
 def factor_levels_for(parsed: ParsedFormula, data: pd.DataFrame) -> dict[str, list[str]]:

@@ -12,8 +12,13 @@ One lme4 formula, several engines:
 * ``backend="auto"``: lme4 when R and pymer4 are importable, else statsmodels,
   with a one-line notice in the result's warnings.
 
-Confidence intervals are Wald 95% intervals on every backend:
-estimate +/- qnorm(0.975) * se (what lme4's ``confint(method="Wald")`` gives).
+Confidence intervals are 95% intervals of the same kind as the test beside
+them: for lme4 LMMs, t intervals with the coefficient's Satterthwaite df
+(estimate +/- qt(0.975, df) * se, the interval that inverts lmerTest's t
+test); for GLMMs and statsmodels, Wald z intervals, estimate +/- qnorm(0.975)
+* se (lme4's ``confint(method="Wald")``). ``fit_stats["ci_method"]`` names it
+and `fit_notes` puts it into table notes. Factors are coded by ``contrasts``
+(treatment unless asked; see `gbstats.contrasts`).
 
 The data are checked before any engine sees them (see `prepare_data`): rows
 with a missing value in a column the formula uses are dropped and counted
@@ -31,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from gbstats.contrasts import describe_codings, resolve_contrasts
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
 from gbstats.formula import (ParsedFormula, as_factor_strings, factor_levels, is_factor,
@@ -53,6 +59,7 @@ class PreparedData:
               binomial response is 0/1 integers.
     levels    {factor predictor: levels}, first level = reference.
     n_dropped_na, exclusions, warnings: what preparation dropped and said.
+    codings   {factor predictor: contrasts.Coding}, treatment unless asked.
     """
 
     frame: pd.DataFrame
@@ -60,10 +67,11 @@ class PreparedData:
     n_dropped_na: int = 0
     warnings: list[str] = field(default_factory=list)
     exclusions: ExclusionLog = field(default_factory=ExclusionLog)
+    codings: dict = field(default_factory=dict)
 
 
 def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
-            optimizer: str | None = None) -> FitResult:
+            optimizer: str | None = None, contrasts: dict | None = None) -> FitResult:
     """Fit a linear mixed model written in lme4 syntax, e.g.
     ``fit_lmm("surprisal ~ close + gendered + (1|frame)", df)``.
 
@@ -77,30 +85,42 @@ def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
     or "Nelder_Mead" (``lmerControl(optimizer=...)``); it is recorded in
     ``fit_stats["optimizer"]``. Switching optimizers after a convergence
     warning is the user's decision, never done silently.
+
+    ``contrasts`` codes factors: ``{"close": "sum"}`` (R's contr.sum, terms
+    ``close1``, ...), ``"treatment"`` (the default) or a matrix (see
+    `gbstats.contrasts`). The coding of every factor is recorded in
+    ``fit_stats["contrasts"]`` and described by `fit_notes`.
+
+    Intervals: with lme4, 95% t intervals with the Satterthwaite df of the
+    coefficient's own test (estimate +/- qt(0.975, df) * se), so interval and
+    p-value agree; with statsmodels, Wald z intervals. ``fit_stats["ci_method"]``
+    says which.
     """
-    return _fit(formula, data, "gaussian", backend, optimizer)
+    return _fit(formula, data, "gaussian", backend, optimizer, contrasts)
 
 
 def fit_glmm(formula: str, data: pd.DataFrame, family: str = "binomial",
-             backend: str = "auto", *, optimizer: str | None = None) -> FitResult:
+             backend: str = "auto", *, optimizer: str | None = None,
+             contrasts: dict | None = None) -> FitResult:
     """Fit a generalized linear mixed model (lme4's glmer, Laplace ML).
 
     Only ``family="binomial"`` (logit link) is supported; the response must be
     0/1 or boolean. Tests are Wald z (df NaN), CIs Wald 95%. statsmodels has
     no maximum-likelihood GLMM, so this needs the lme4 backend. ``optimizer``
-    as in `fit_lmm` (``glmerControl(optimizer=...)``).
+    as in `fit_lmm` (``glmerControl(optimizer=...)``); ``contrasts`` as in
+    `fit_lmm`.
     """
     if family != "binomial":
         raise GbstatsError(f"fit_glmm: family {family!r} is not supported; expected 'binomial' "
                            "(for a gaussian response use fit_lmm)")
-    return _fit(formula, data, family, backend, optimizer)
+    return _fit(formula, data, family, backend, optimizer, contrasts)
 
 
 LME4_OPTIMIZERS = ("bobyqa", "Nelder_Mead", "nloptwrap", "nlminbwrap")
 
 
 def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
-         optimizer: str | None = None) -> FitResult:
+         optimizer: str | None = None, contrasts: dict | None = None) -> FitResult:
     parsed = parse_formula(formula)
     if not parsed.random:
         raise GbstatsError(f"formula {formula!r} has no random term such as (1|participant); "
@@ -113,9 +133,10 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
         if engine.__name__ != "gbstats.engines.lme4":
             raise GbstatsError(f"optimizer={optimizer!r} is an lme4 setting, but the backend is "
                                f"{engine.__name__.rsplit('.', 1)[-1]}; use backend='lme4'")
-    prepared = prepare_data(parsed, data, family)
+    prepared = prepare_data(parsed, data, family, contrasts)
     result = (engine.fit(parsed, prepared, family, optimizer=optimizer) if optimizer
               else engine.fit(parsed, prepared, family))
+    result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     if notice:
         result.warnings.insert(0, notice)
     return result
@@ -142,8 +163,10 @@ def choose_backend(backend: str):
 # --------------------------------------------------------------------------
 # input checks
 
-def prepare_data(parsed: ParsedFormula, data: pd.DataFrame, family: str = "gaussian") -> PreparedData:
-    """Check `data` against the formula and code it for the engines (a copy)."""
+def prepare_data(parsed: ParsedFormula, data: pd.DataFrame, family: str = "gaussian",
+                 contrasts: dict | None = None) -> PreparedData:
+    """Check `data` against the formula and code it for the engines (a copy);
+    `contrasts` is resolved to one coding per factor (`resolve_contrasts`)."""
     if not isinstance(data, pd.DataFrame):
         raise DataValidationError("a mixed model needs a pandas DataFrame", source=DATA_SOURCE,
                                   expected="pandas.DataFrame", found=type(data).__name__)
@@ -167,7 +190,8 @@ def prepare_data(parsed: ParsedFormula, data: pd.DataFrame, family: str = "gauss
     if n_dropped:
         exclusions.record("missing value in a formula column", n_dropped, stage="prepare_data")
     return PreparedData(frame=frame, levels=levels, n_dropped_na=n_dropped, warnings=notes,
-                        exclusions=exclusions)
+                        exclusions=exclusions,
+                        codings=resolve_contrasts(contrasts, levels, parsed.text))
 
 
 def require_formula_columns(parsed: ParsedFormula, data: pd.DataFrame) -> None:
@@ -279,7 +303,8 @@ def near_zero_components(result: FitResult, rel_tol: float = 1e-4) -> list[str]:
 
 
 def refit_simpler(formula: str, data: pd.DataFrame, drop: list[str], *,
-                  family: str = "gaussian", backend: str = "auto") -> FitResult:
+                  family: str = "gaussian", backend: str = "auto",
+                  contrasts: dict | None = None) -> FitResult:
     """Refit `formula` without the random terms in `drop`, and say so.
 
     `drop` names random terms as written in the formula, e.g.
@@ -296,11 +321,26 @@ def refit_simpler(formula: str, data: pd.DataFrame, drop: list[str], *,
         raise GbstatsError(f"refit_simpler: dropping {list(drop)} from {formula!r} leaves no random "
                            "term; fit a fixed-effects model instead")
     if family == "gaussian":
-        result = fit_lmm(simpler.text, data, backend=backend)
+        result = fit_lmm(simpler.text, data, backend=backend, contrasts=contrasts)
     else:
-        result = fit_glmm(simpler.text, data, family=family, backend=backend)
+        result = fit_glmm(simpler.text, data, family=family, backend=backend, contrasts=contrasts)
     result = replace(result, fit_stats={**result.fit_stats, "refit_from": formula,
                                         "dropped_random_terms": list(drop)})
     result.warnings.insert(0, f"explicit refit: {formula!r} simplified to {simpler.text!r} "
                               f"by dropping random term(s) {list(drop)} at the caller's request")
     return result
+
+
+# --------------------------------------------------------------------------
+# what a table of this fit must say
+
+def fit_notes(result: FitResult) -> list[str]:
+    """Sentences for a table note: the factor coding and how the intervals
+    and tests were computed, so a reader knows what a main effect means."""
+    from gbstats.contrasts import codings_from_records
+
+    notes = [describe_codings(codings_from_records(result.fit_stats.get("contrasts", {})))]
+    method = result.fit_stats.get("ci_method")
+    if method:
+        notes.append(f"Intervals and tests: {method}.")
+    return notes

@@ -28,6 +28,10 @@ class FitResult:
     warnings   human-readable strings: convergence, singular fit, R-hat, ESS,
                divergences, dropped rows. Reports print them.
     idata      ArviZ InferenceData for Bayesian fits, else None.
+    handle     what later questions about the fit need (the engine's own model
+               object, the parsed formula, the rows and factor codings used):
+               `compare_models`, `marginal_means` and `random_effects` read
+               it. Not part of the result's value (not compared, not shown).
     """
 
     formula: str
@@ -38,6 +42,7 @@ class FitResult:
     fit_stats: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     idata: Any = None
+    handle: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         missing = [c for c in COEF_COLUMNS if c not in self.coefs.columns]
@@ -59,3 +64,18 @@ class FitResult:
         out.insert(0, "backend", self.backend)
         out.insert(1, "formula", self.formula)
         return out
+
+
+@dataclass
+class FitHandle:
+    """The engine-side state of a fit: `native` is lme4's merMod (through
+    pymer4's Lmer), statsmodels' MixedLMResults or bambi's Model; `parsed`
+    the formula, `prepared` the checked rows (`gbstats.lmm.PreparedData`),
+    `codings` {factor: contrasts.Coding}."""
+
+    engine: str
+    native: Any
+    parsed: Any
+    prepared: Any
+    codings: dict
+    extra: dict = field(default_factory=dict)

@@ -7,14 +7,16 @@ cd "$(dirname "$0")/.."
 
 VENV=.venv
 PY=$VENV/bin/python
-R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans"
+# emmeans: marginal means of lme4 fits; performance: the R2/ICC references
+# (tests/reference/make_toolkit_refs.R)
+R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance"
 TEX_APT="texlive-latex-base texlive-latex-recommended"
 
 say() { printf '[setup] %s\n' "$*"; }
 
 # --- 1. system packages (R for lme4; LaTeX to compile-test the tables) -------
 need_apt=()
-command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !requireNamespace("lme4", quietly=TRUE) || !requireNamespace("lmerTest", quietly=TRUE))' >/dev/null 2>&1 \
+command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(sapply(c("lme4", "lmerTest", "emmeans", "performance"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1 \
   || need_apt+=($R_APT)
 command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 || need_apt+=($TEX_APT)
 if [ ${#need_apt[@]} -gt 0 ]; then

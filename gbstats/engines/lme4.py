@@ -15,7 +15,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError
 from gbstats.formula import ParsedFormula, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
 
 INSTALL_HINT = ("install R with lme4 and lmerTest (Debian: apt-get install r-base-core r-cran-lme4 "
                 "r-cran-lmertest) and `pip install pymer4==0.8.2 rpy2==3.5.17`; `gbstats check` "
@@ -51,7 +51,9 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     Lmer = _lmer_class()
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
-    model = Lmer(parsed.text, data=_r_ready_frame(prepared), family=family)
+    coded = {v: c for v, c in prepared.codings.items() if c.kind != "treatment"}
+    model_class = _with_contrasts(Lmer, coded) if coded else Lmer
+    model = model_class(parsed.text, data=_r_ready_frame(prepared), family=family)
     with pywarnings.catch_warnings():
         # pymer4 0.8.2 calls pandas' deprecated DataFrame.applymap: a note about
         # pymer4's own code, not about this fit. lme4's messages are collected
@@ -59,12 +61,13 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
         pywarnings.filterwarnings("ignore", category=FutureWarning, message=".*applymap.*")
         try:
             model.fit(REML=True, summarize=False, no_warnings=True, verbose=False,
-                      control=f"optimizer='{optimizer}'" if optimizer else "")
+                      control=f"optimizer='{optimizer}'" if optimizer else "",
+                      factors={v: list(c.levels) for v, c in coded.items()} or None)
         except RRuntimeError as exc:
             raise GbstatsError(f"lme4 could not fit {parsed.text!r} ({family}): "
                                f"{str(exc).strip()}") from exc
 
-    expected = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels)
+    expected = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels, prepared.codings)
     coefs = _coef_table(model, family)
     if list(coefs["term"]) != expected:
         # lme4 drops columns of a rank-deficient design; say which, rather than
@@ -75,9 +78,43 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     warnings = list(prepared.warnings) + _fit_warnings(model)
     if family == "gaussian" and coefs["df"].isna().all():
         warnings.append("lmerTest could not compute Satterthwaite df; df and p_value are missing")
-    stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default"}
+    stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default",
+             "ci_method": CI_METHOD[family]}
     return FitResult(formula=parsed.text, backend="lme4", family=family, coefs=coefs,
-                     ranef_var=_ranef_table(model), fit_stats=stats, warnings=warnings)
+                     ranef_var=_ranef_table(model), fit_stats=stats, warnings=warnings,
+                     handle=FitHandle("lme4", model, parsed, prepared, dict(prepared.codings)))
+
+
+CI_METHOD = {
+    "gaussian": ("REML; 95% t intervals with the Satterthwaite df of each coefficient's "
+                 "lmerTest t test (estimate +/- qt(0.975, df) x SE)"),
+    "binomial": "Laplace ML; Wald z tests and 95% Wald intervals (estimate +/- 1.96 x SE)",
+}
+
+
+def _with_contrasts(Lmer, codings):
+    """pymer4's Lmer, but handing lme4 our contrast matrices (R's
+    ``contrasts=`` argument), with row names = levels and column names =
+    the coding's names, so that R names the terms as `r_term_names` does
+    (``close1`` for contr.sum, ``close<colname>`` for a user matrix).
+    pymer4's own `_make_factors` would rebuild the matrices from "human
+    readable" weights and drop our names."""
+
+    class CodedLmer(Lmer):
+        def _make_factors(self, factor_dict, ordered=False):
+            from rpy2 import robjects
+
+            matrices = {}
+            for var, coding in codings.items():
+                values = robjects.FloatVector(coding.matrix.ravel(order="F"))
+                matrix = robjects.r["matrix"](values, nrow=len(coding.levels))
+                matrix.rownames = robjects.StrVector(list(coding.levels))
+                matrix.colnames = robjects.StrVector(list(coding.names))
+                matrices[var] = matrix
+            self.factors = factor_dict
+            return robjects.ListVector(matrices), self.data
+
+    return CodedLmer
 
 
 def _r_ready_frame(prepared) -> pd.DataFrame:
@@ -103,7 +140,24 @@ def _coef_table(model, family: str) -> pd.DataFrame:
         p = c["P-val"] if "P-val" in c.columns else np.full(len(c), np.nan)
     else:
         stat, df, p = c["Z-stat"], np.full(len(c), np.nan), c["P-val"]
-    return wald_table(c.index, c["Estimate"], c["SE"], stat, df, p)
+    table = wald_table(c.index, c["Estimate"], c["SE"], stat, df, p)
+    return t_intervals(table) if family == "gaussian" else table
+
+
+def t_intervals(coefs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Replace Wald z intervals by t intervals with each row's own df (the
+    Satterthwaite df of its test), so that a 95% interval excludes 0 exactly
+    when p < .05. Rows without a df (lmerTest failed) keep their z interval."""
+    from scipy import stats as sps
+
+    out = coefs.copy()
+    df = out["df"].to_numpy(dtype=float)
+    has_df = np.isfinite(df)
+    quantile = sps.t.ppf(0.5 + level / 2, np.where(has_df, df, 1.0))
+    half = quantile * out["se"].to_numpy(dtype=float)
+    out.loc[has_df, "ci_low"] = (out["estimate"] - half)[has_df]
+    out.loc[has_df, "ci_high"] = (out["estimate"] + half)[has_df]
+    return out
 
 
 def _ranef_table(model) -> pd.DataFrame:
@@ -146,3 +200,105 @@ def _fit_stats(model, prepared, parsed: ParsedFormula, family: str) -> dict:
             "exclusions": prepared.exclusions.to_records(),
             "n_groups": {g: int(prepared.frame[g].nunique()) for g in parsed.groups},
             "reml": family == "gaussian"}
+
+
+# --------------------------------------------------------------------------
+# questions asked of a fitted lme4 model (compare_models, marginal_means,
+# random_effects); each one calls R on the merMod that pymer4 holds
+
+def _to_pandas(r_frame) -> pd.DataFrame:
+    from rpy2 import robjects
+    from rpy2.robjects import pandas2ri
+    from rpy2.robjects.conversion import localconverter
+
+    with localconverter(robjects.default_converter + pandas2ri.converter):
+        frame = robjects.conversion.get_conversion().rpy2py(r_frame)
+    frame = frame.reset_index(drop=True)
+    for col in frame.columns:  # R factors arrive as Categoricals; keep plain labels
+        if isinstance(frame[col].dtype, pd.CategoricalDtype):
+            frame[col] = frame[col].astype(str)
+    return frame
+
+
+_ML_FIT_CALL = """
+function(m) {
+  if (lme4::isREML(m)) m <- lme4::refitML(m)
+  ll <- stats::logLik(m)
+  c(npar = attr(ll, "df"), aic = stats::AIC(m), bic = stats::BIC(m), loglik = as.numeric(ll))
+}
+"""
+
+
+def ml_fit(handle) -> dict:
+    """The model refitted by ML when it was fitted by REML (lme4's
+    ``refitML``, as ``anova()`` does): npar, aic, bic, loglik, deviance."""
+    from rpy2.rinterface_lib.embedded import RRuntimeError
+
+    try:
+        npar, aic, bic, loglik = np.asarray(_r_function(_ML_FIT_CALL)(handle.native.model_obj), float)
+    except RRuntimeError as exc:
+        raise GbstatsError(f"lme4 could not refit {handle.parsed.text!r} by ML: {str(exc).strip()}") from exc
+    return {"npar": int(npar), "aic": aic, "bic": bic, "loglik": loglik, "deviance": -2 * loglik}
+
+
+_EMMEANS_CALL = """
+function(fit, specs, by, lmer_df, type, adjust, level, reverse) {
+  args <- list(fit, specs = specs, level = level)
+  if (length(by)) args$by <- by
+  if (inherits(fit, "lmerMod")) args$lmer.df <- lmer_df
+  emm <- suppressMessages(do.call(emmeans::emmeans, args))
+  if (type == "response") emm <- emmeans::regrid(emm)
+  list(means = as.data.frame(summary(emm, infer = c(TRUE, TRUE), level = level)),
+       pairs = as.data.frame(summary(pairs(emm, adjust = adjust, reverse = reverse),
+                                     infer = c(TRUE, TRUE),
+                                     level = level)))
+}
+"""
+
+EMMEANS_DF = {"gaussian": "satterthwaite"}
+
+
+def emmeans(handle, specs: list[str], by: list[str], type: str, adjust: str,
+            level: float, reverse: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """R's emmeans on the fitted model: (means, pairwise contrasts) as R
+    returns them (columns emmean/prob, SE, df, lower.CL/asymp.LCL, ...).
+    LMMs use Satterthwaite df (as the coefficient tests do), GLMMs z."""
+    from rpy2 import robjects
+    from rpy2.rinterface_lib.embedded import RRuntimeError
+
+    try:
+        out = _r_function(_EMMEANS_CALL)(
+            handle.native.model_obj, robjects.StrVector(specs), robjects.StrVector(by),
+            "satterthwaite", type, adjust, level, reverse)
+    except RRuntimeError as exc:
+        raise GbstatsError(f"R's emmeans failed on {handle.parsed.text!r} (specs {specs}, by {by}): "
+                           f"{str(exc).strip()}") from exc
+    return _to_pandas(out.rx2("means")), _to_pandas(out.rx2("pairs"))
+
+
+_RANEF_CALL = """
+function(fit) {
+  re <- as.data.frame(lme4::ranef(fit, condVar = TRUE))
+  vc <- as.data.frame(lme4::VarCorr(fit))
+  list(vals = data.frame(group = as.character(re$grpvar), term = as.character(re$term),
+                         level = as.character(re$grp), estimate = re$condval, se = re$condsd),
+       pars = data.frame(group = vc$grp, var1 = ifelse(is.na(vc$var1), "", vc$var1),
+                         var2 = ifelse(is.na(vc$var2), "", vc$var2), sdcor = vc$sdcor,
+                         vcov = vc$vcov))
+}
+"""
+
+
+def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(conditional modes with conditional SDs, VarCorr rows) from lme4:
+    ``ranef(fit, condVar = TRUE)`` and ``VarCorr(fit)``."""
+    out = _r_function(_RANEF_CALL)(handle.native.model_obj)
+    return _to_pandas(out.rx2("vals")), _to_pandas(out.rx2("pars"))
+
+
+def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, vcov(beta)) in the coefs table's order."""
+    model = handle.native.model_obj
+    beta = np.asarray(_r_function("lme4::fixef")(model), dtype=float)
+    vcov = np.asarray(_r_function("function(m) as.matrix(vcov(m))")(model), dtype=float)
+    return beta, vcov

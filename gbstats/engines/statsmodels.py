@@ -15,7 +15,7 @@ from scipy import stats
 
 from gbstats.errors import GbstatsError
 from gbstats.formula import ParsedFormula, model_matrix, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitResult
+from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult
 
 LME4_HINT = "use backend='lme4' (R + lme4 + pymer4; `gbstats check` shows whether they are installed)"
 # lme4's isSingular() default: a relative (to sigma) Cholesky factor entry below 1e-4.
@@ -47,25 +47,29 @@ def fit(parsed: ParsedFormula, prepared, family: str) -> FitResult:
     # A fresh 0..n-1 index: statsmodels aligns exog, exog_re and groups by position.
     frame = prepared.frame.reset_index(drop=True)
     random = parsed.random[0]
-    exog = model_matrix(parsed.intercept, parsed.fixed_terms, frame, prepared.levels)
-    exog_re = model_matrix(random.intercept, random.terms, frame, prepared.levels)
+    exog = model_matrix(parsed.intercept, parsed.fixed_terms, frame, prepared.levels,
+                        prepared.codings)
+    exog_re = model_matrix(random.intercept, random.terms, frame, prepared.levels, prepared.codings)
     model = MixedLM(frame[parsed.response].astype(float), exog, groups=frame[random.group],
                     exog_re=exog_re)
     result, messages = _fit_reml(model, parsed.text)
-    terms = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels)
+    terms = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels, prepared.codings)
     coefs = _coef_table(result, terms)
     ranef = _ranef_table(result, random.group, list(exog_re.columns))
     warnings = list(prepared.warnings) + messages
     if _is_singular(result):
         warnings.append("boundary (singular) fit: a random-effect variance is (near) zero or a "
                         "correlation is +/-1 (lme4's isSingular() criterion)")
+    stats = {**_fit_stats(result, prepared, parsed, exog, exog_re),
+             "ci_method": "REML; Wald z tests and 95% Wald intervals (estimate +/- 1.96 x SE)"}
     return FitResult(formula=parsed.text, backend="statsmodels", family=family, coefs=coefs,
-                     ranef_var=ranef, fit_stats=_fit_stats(result, prepared, parsed, exog, exog_re),
-                     warnings=warnings)
+                     ranef_var=ranef, fit_stats=stats, warnings=warnings,
+                     handle=FitHandle("statsmodels", result, parsed, prepared, dict(prepared.codings)))
 
 
-def _fit_reml(model, formula: str):
-    """REML fit, trying optimizers in turn; returns (result, messages).
+def _fit_reml(model, formula: str, reml: bool = True):
+    """REML (or, with reml=False, ML) fit, trying optimizers in turn; returns
+    (result, messages).
 
     L-BFGS (statsmodels' default) first. Its line search can step into a
     region where a matrix is singular and raise instead of reporting
@@ -78,7 +82,7 @@ def _fit_reml(model, formula: str):
         with pywarnings.catch_warnings(record=True) as caught:
             pywarnings.simplefilter("always")
             try:
-                result = model.fit(reml=True, method=method)
+                result = model.fit(reml=reml, method=method)
             except (np.linalg.LinAlgError, ValueError) as exc:
                 result, failure = None, f"statsmodels: optimizer {method} failed ({exc})"
         messages += [f"statsmodels: {w.message}" for w in caught]
@@ -116,13 +120,17 @@ def _is_singular(result) -> bool:
     return bool(np.any(np.abs(np.diag(chol)) < SINGULAR_TOL))
 
 
+def n_parameters(result) -> int:
+    """lme4's count: fixed effects, random-effect covariance parameters, sigma."""
+    k_re = result.cov_re.shape[0]
+    return len(result.fe_params) + k_re * (k_re + 1) // 2 + 1
+
+
 def _fit_stats(result, prepared, parsed: ParsedFormula, exog: pd.DataFrame, exog_re: pd.DataFrame) -> dict:
     nobs = int(result.nobs)
-    k_re = exog_re.shape[1]
-    # lme4 counts fixed effects, the random-effect covariance parameters and
-    # sigma; statsmodels leaves AIC/BIC undefined for REML fits, so compute them
-    # the way lme4 does for its REML criterion.
-    n_par = exog.shape[1] + k_re * (k_re + 1) // 2 + 1
+    # statsmodels leaves AIC/BIC undefined for REML fits, so compute them the
+    # way lme4 does for its REML criterion.
+    n_par = n_parameters(result)
     loglik = float(result.llf)
     return {"nobs": nobs, "loglik": loglik, "aic": -2 * loglik + 2 * n_par,
             "bic": -2 * loglik + n_par * np.log(nobs), "n_dropped_na": prepared.n_dropped_na,
@@ -131,4 +139,57 @@ def _fit_stats(result, prepared, parsed: ParsedFormula, exog: pd.DataFrame, exog
             "reml": True}
 
 
-__all__ = ["fit", "check_supported", "UnsupportedByStatsmodels"]
+# --------------------------------------------------------------------------
+# questions asked of a fitted model (compare_models, marginal_means, random_effects)
+
+def ml_fit(handle) -> dict:
+    """The model refitted by maximum likelihood (as lme4's anova() does before
+    a likelihood-ratio test): npar, aic, bic, loglik, deviance."""
+    result = handle.native
+    if result.model.reml:
+        result, _ = _fit_reml(result.model, handle.parsed.text, reml=False)
+    loglik, n_par, nobs = float(result.llf), n_parameters(result), int(result.nobs)
+    return {"npar": n_par, "aic": -2 * loglik + 2 * n_par, "bic": -2 * loglik + n_par * np.log(nobs),
+            "loglik": loglik, "deviance": -2 * loglik}
+
+
+def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, vcov(beta)): the fixed-effect block of statsmodels' covariance,
+    the one its SEs come from."""
+    result = handle.native
+    k = len(result.fe_params)
+    return result.fe_params.to_numpy(float), np.asarray(result.cov_params())[:k, :k]
+
+
+def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(conditional modes with conditional SDs, VarCorr-like rows), in the
+    columns `gbstats.engines.lme4.ranef_tables` returns. statsmodels'
+    random_effects_cov is Var(b | y) at the estimated parameters, which is
+    what lme4's condVar reports."""
+    result = handle.native
+    group = handle.parsed.random[0].group
+    terms = list(result.cov_re.columns)
+    names = r_term_names(handle.parsed.random[0].intercept, handle.parsed.random[0].terms,
+                         handle.prepared.levels, handle.codings)
+    vals = []
+    for term, name in zip(terms, names):
+        for level in sorted(result.random_effects):
+            cov = np.asarray(result.random_effects_cov[level])
+            j = terms.index(term)
+            vals.append({"group": group, "term": name, "level": str(level),
+                         "estimate": float(result.random_effects[level][term]),
+                         "se": float(np.sqrt(cov[j, j]))})
+    cov_re = np.asarray(result.cov_re)
+    sd = np.sqrt(np.clip(np.diag(cov_re), 0, None))
+    pars = [{"group": group, "var1": n, "var2": "", "sdcor": sd[i], "vcov": cov_re[i, i]}
+            for i, n in enumerate(names)]
+    pars += [{"group": group, "var1": names[i], "var2": names[j],
+              "sdcor": cov_re[i, j] / (sd[i] * sd[j]), "vcov": cov_re[i, j]}
+             for i in range(len(names)) for j in range(i + 1, len(names))]
+    pars.append({"group": "Residual", "var1": "", "var2": "", "sdcor": np.sqrt(result.scale),
+                 "vcov": float(result.scale)})
+    return pd.DataFrame(vals), pd.DataFrame(pars)
+
+
+__all__ = ["fit", "check_supported", "UnsupportedByStatsmodels", "ml_fit", "fixed_effects",
+           "ranef_tables"]

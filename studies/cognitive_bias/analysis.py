@@ -344,3 +344,49 @@ def human_scale_alphas(accuracy: pd.DataFrame) -> pd.DataFrame:
                      "accuracy": row.accuracy, "equivalent_alpha": alpha, "position": where})
     return pd.DataFrame(rows, columns=["dataset", "source", "condition", "accuracy",
                                        "equivalent_alpha", "position"])
+
+
+# --------------------------------------------------------------------------- marginal means
+
+MARGINAL_FIT = "lme4, alpha factor"
+
+
+def marginal_accuracy(glmms: dict) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Per dataset, from the GLMM with alpha as a factor: the model's marginal
+    accuracy (probability of a correct answer, random effects at zero) per
+    stereotype x alpha, and the pro - anti difference in that probability at
+    each alpha (emmeans on the response scale: ``regrid``, then
+    ``revpairwise``), with 95% intervals. Returns (means, contrasts, notes);
+    a dataset whose fit is missing or did not converge is left out and named
+    in the notes."""
+    from gbstats.marginal import marginal_means
+
+    means, contrasts, notes = [], [], []
+    for dataset, fits in glmms.items():
+        result = fits.get(MARGINAL_FIT)
+        if result is None:
+            continue
+        if not fit_converged(result):
+            notes.append(f"{dataset}: the {MARGINAL_FIT} GLMM did not converge; no marginal means")
+            continue
+        mm = marginal_means(result, "stereotype", by="alpha", scale="response", adjust="none",
+                            reverse=True)
+        means.append(mm.means.assign(dataset=dataset))
+        contrasts.append(mm.contrasts.assign(dataset=dataset))
+        notes = list(dict.fromkeys(notes + mm.notes))
+    columns = ["dataset", "alpha", "stereotype", "estimate", "se", "ci_low", "ci_high"]
+    contrast_columns = ["dataset", "alpha", "contrast", "estimate", "se", "ci_low", "ci_high",
+                        "stat", "p_value"]
+    return (pd.concat(means, ignore_index=True)[columns] if means else pd.DataFrame(columns=columns),
+            pd.concat(contrasts, ignore_index=True)[contrast_columns] if contrasts
+            else pd.DataFrame(columns=contrast_columns), notes)
+
+
+def coding_note(glmms: dict) -> str:
+    """How the GLMMs code their factors (gbstats.lmm.fit_notes), for the report."""
+    from gbstats.lmm import fit_notes
+
+    for fits in glmms.values():
+        for result in fits.values():
+            return fit_notes(result)[0]
+    return ""

@@ -166,7 +166,18 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     report.table("glmm_stereotype_alpha", A.glmm_table(glmms),
                  "Fixed effects (lme4: Laplace ML, Wald z and 95% CI; bayes: posterior mean, "
                  "SD and 95% interval). converged = false: lme4 or the sampler warned (see "
-                 "Warnings); do not read those rows")
+                 "Warnings); do not read those rows. " + A.coding_note(glmms))
+    marginal, pro_minus_anti, marginal_notes = A.marginal_accuracy(glmms)
+    if not marginal.empty:
+        report.table("glmm_marginal_accuracy", marginal,
+                     "Model-estimated accuracy per stereotype x alpha (GLMM with alpha as a "
+                     "factor; marginal means on the probability scale, emmeans)"
+                     + "".join(f". {n}" for n in marginal_notes if "did not converge" in n),
+                     notes=marginal_notes)
+        report.table("glmm_pro_minus_anti", pro_minus_anti,
+                     "Pro - anti difference in model-estimated accuracy at each alpha "
+                     "(probability scale, 95% CI, z test; one contrast per alpha, so no "
+                     "multiplicity adjustment within alpha)", notes=marginal_notes)
     posterior = A.posterior_summary(glmms)
     if not posterior.empty:
         report.table("glmm_posterior_interaction", posterior,
@@ -186,8 +197,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                  "Delta_MAZE at cumulative shares 0.05, 0.10, ..., 0.95 (ms)")
     if maze_fits:
         report.table("maze_lmm", M.maze_lmm_table(maze_fits),
-                     f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df); log_rt "
-                     "is the natural log of milliseconds")
+                     f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df; 95% t "
+                     "intervals with the same df); log_rt is the natural log of milliseconds")
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "

@@ -20,6 +20,11 @@ from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, B
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
 HUMAN_FORMULA = "rating ~ close * gendered + (1|participant) + (1|item)"
+# Sum (+1/-1) coding for the human model: with the close x gendered
+# interaction in the model, treatment-coded `closedistant` would be the
+# closeness effect for ungendered antecedents only; sum-coded `close1` and
+# `gendered1` are main effects, averaged over the other factor.
+HUMAN_CONTRASTS = {"close": "sum", "gendered": "sum"}
 STAGE_ORDER = ["non-innovator", "innovator", "super-innovator"]
 NB_ORDER = ["low", "medium", "high"]
 FIT_COLUMNS = ["backend", "term", "estimate", "se", "ci_low", "ci_high", "df", "p_value"]
@@ -35,6 +40,53 @@ def stimuli_summary(stimuli: pd.DataFrame) -> pd.DataFrame:
 def close_gendered_rows(scored: pd.DataFrame) -> pd.DataFrame:
     """The 4 bold conditions (160 items with the shipped stimuli)."""
     return scored[scored["antecedent_type"].isin(BOLD_TYPES)].reset_index(drop=True)
+
+
+def human_factor_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The human-model rows with closeness and gender marking as factors
+    (read from the antecedent type, whatever numeric coding the stimuli
+    carry), first level = the +1 level of HUMAN_CONTRASTS' sum coding:
+    close (+1) / distant (-1), gendered (+1) / nongendered (-1), the paper's
+    +/-1 direction."""
+    kind = rows["antecedent_type"].astype(str)
+    return rows.assign(
+        close=pd.Categorical(np.where(kind.str.startswith("close"), "close", "distant"),
+                             categories=["close", "distant"]),
+        gendered=pd.Categorical(np.where(kind.str.endswith("_gendered"), "gendered", "nongendered"),
+                                categories=["gendered", "nongendered"]))
+
+
+def human_main_effects(human_fits: dict) -> pd.DataFrame:
+    """Closeness and gender main effects of the sum-coded human model.
+
+    With +1/-1 coding a two-level factor's coefficient is half the difference
+    between its two marginal means (averaged over the other factor), so the
+    difference, the effect a reader expects, is twice it (and its interval
+    twice the coefficient's). `coding` names which level is +1.
+    """
+    rows = []
+    for label, result in human_fits.items():
+        codings = result.fit_stats.get("contrasts", {})
+        for var, term in (("close", "close1"), ("gendered", "gendered1")):
+            if var not in codings or codings[var]["kind"] != "sum":
+                continue
+            plus, minus = codings[var]["levels"]
+            row = result.coef(term)
+            rows.append({"backend": label, "effect": var, "term": term,
+                         "coding": f"{plus} = +1, {minus} = -1",
+                         "difference": f"{plus} - {minus}", "estimate": 2 * row["estimate"],
+                         "se": 2 * row["se"], "ci_low": 2 * row["ci_low"],
+                         "ci_high": 2 * row["ci_high"], "p_value": row["p_value"]})
+    return pd.DataFrame(rows, columns=["backend", "effect", "term", "coding", "difference", "estimate",
+                                       "se", "ci_low", "ci_high", "p_value"])
+
+
+def coding_note(fits: dict) -> str:
+    """The factor coding of a set of fits of one formula, for captions and notes."""
+    from gbstats.lmm import fit_notes
+
+    first = next(iter(fits.values()), None)
+    return fit_notes(first)[0] if first is not None else ""
 
 
 def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.DataFrame:

@@ -92,15 +92,16 @@ def fit(run, s):
     AL.fit_rq2(run, s)
 
     say("[4/5] fitting the human data's own model")
-    human_rows = A.human_model_rows(s.human, s.stimuli)
+    human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
+    human_twin = {**twin, "contrasts": A.HUMAN_CONTRASTS}
     s.human_fits = {}
     if "lme4" in s.backends:
-        s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=["lme4"], **twin)
+        s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=["lme4"], **human_twin)
     else:
         run.note("the human model has crossed random effects (participant and item), which "
                  "only the lme4 backend fits; it was skipped")
         if run.bayes:
-            s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **twin)
+            s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **human_twin)
     run.warn(fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
     run.add_provenance(stimuli_version=STIMULI_VERSION, simulated_human_data=s.simulated,
                        backends=s.backends, bayes=run.bayes, draws=args.draws,
@@ -141,13 +142,20 @@ def report(run, report, s) -> None:
     report.table("lmm_close_gendered", stack_fits(s.model_fits, A.FIT_COLUMNS),
                  f"`{A.MODEL_FORMULA}` on the four closeness x gender conditions "
                  f"({int(A.close_gendered_rows(scored).shape[0])} items), by backend. "
-                 "lme4: REML, Satterthwaite df; statsmodels: REML, Wald z; pymc: posterior "
+                 "lme4: REML, Satterthwaite t tests and 95% t intervals with the same df; "
+                 "statsmodels: REML, Wald z tests and intervals; pymc: posterior "
                  "mean, SD and 95% interval")
 
     AL.report_rq2(report, s)
     if s.human_fits:
         report.table("human_model", stack_fits(s.human_fits, A.FIT_COLUMNS),
-                     f"People's ratings: `{A.HUMAN_FORMULA}`", simulated=simulated)
+                     f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
+                     + A.coding_note(s.human_fits), simulated=simulated)
+        report.table("human_main_effects", A.human_main_effects(s.human_fits),
+                     "Main effects of closeness and gender marking on people's ratings (sum "
+                     "coding, so each is averaged over the other factor; estimate = difference "
+                     "between the two marginal means = 2 x the +1/-1 coefficient)",
+                     simulated=simulated)
         report.table("model_vs_human_effects", A.side_by_side(s.model_fits, s.human_fits),
                      "Closeness and gender effects: model surprisal vs. people's ratings "
                      "(opposite signs expected: surprisal is lower where ratings are higher)",

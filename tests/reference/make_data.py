@@ -70,8 +70,32 @@ def binomial_glmm(rng: np.random.Generator) -> pd.DataFrame:
                          "correct": correct})
 
 
+def factorial(rng: np.random.Generator) -> pd.DataFrame:
+    """A 2 x 3 within-subject design with an interaction, as in the seeds'
+    close x gendered and stereotype x alpha analyses: 24 subjects x 36 items,
+    each item seen in one cell per subject (rotated). y is continuous, correct
+    is 0/1. Used for contrasts, model comparison and marginal means
+    (tests/reference/make_toolkit_refs.R)."""
+    n_subj, n_item = 24, 36
+    subject = np.repeat(np.arange(n_subj), n_item)
+    item = np.tile(np.arange(n_item), n_subj)
+    cell = (item + subject) % 6
+    close = np.array(["distant", "near"])[cell % 2]
+    stance = np.array(CONDITIONS)[cell // 2]
+    effect = (0.5 * (close == "near") + pd.Series({"anti": 0.0, "neutral": 0.3, "pro": 0.8})[stance].to_numpy()
+              - 0.6 * ((close == "near") & (stance == "pro")))
+    u_subj = rng.normal(scale=0.6, size=n_subj)[subject]
+    u_item = rng.normal(scale=0.4, size=n_item)[item]
+    y = 3.0 + effect + u_subj + u_item + rng.normal(scale=1.0, size=subject.size)
+    eta = -0.2 + 1.2 * effect + 1.5 * u_subj + 1.5 * u_item
+    correct = (rng.random(subject.size) < 1 / (1 + np.exp(-eta))).astype(int)
+    return pd.DataFrame({"subject": [f"s{s:02d}" for s in subject],
+                         "item": [f"i{i:02d}" for i in item], "close": close, "stance": stance,
+                         "y": y, "correct": correct})
+
+
 DESIGNS = {"random_intercept": random_intercept, "random_slope": random_slope,
-           "crossed": crossed, "binomial_glmm": binomial_glmm}
+           "crossed": crossed, "binomial_glmm": binomial_glmm, "factorial": factorial}
 
 
 def main() -> None:

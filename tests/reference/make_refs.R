@@ -6,8 +6,10 @@
 # (estimate, SE, Satterthwaite df / Wald z, p-value), variance components,
 # logLik, AIC, BIC, nobs and isSingular, plus the R, lme4 and lmerTest versions.
 #
-# LMMs: lmerTest::lmer, REML (lme4's default), Satterthwaite df.
-# GLMM: lme4::glmer, binomial logit, Laplace, Wald z.
+# LMMs: lmerTest::lmer, REML (lme4's default), Satterthwaite df; ci_low/ci_high
+# are t intervals, estimate +/- qt(0.975, df) * se (wald_ci_* keep confint's
+# Wald z intervals for comparison).
+# GLMM: lme4::glmer, binomial logit, Laplace, Wald z; ci_* = confint(method = "Wald").
 # Factors: levels in C-locale sorted order (what gbstats uses), first level =
 # reference, treatment contrasts (R's default).
 
@@ -46,9 +48,17 @@ fixed_table <- function(fit, family) {
     stat <- s[, "z value"]; df <- rep(NA_real_, nrow(s)); p <- s[, "Pr(>|z|)"]
   }
   wald <- confint(fit, parm = "beta_", method = "Wald")
+  lo <- wald[rownames(s), 1]; hi <- wald[rownames(s), 2]
+  if (family == "gaussian") {
+    # t intervals with the coefficient's own Satterthwaite df, the interval
+    # that inverts lmerTest's t test (gbstats' interval for lme4 LMMs).
+    half <- qt(0.975, df) * s[, "Std. Error"]
+    lo <- s[, "Estimate"] - half; hi <- s[, "Estimate"] + half
+  }
   data.frame(term = rownames(s), estimate = s[, "Estimate"], se = s[, "Std. Error"],
-             stat = stat, df = df, p_value = p, ci_low = wald[rownames(s), 1],
-             ci_high = wald[rownames(s), 2], row.names = NULL)
+             stat = stat, df = df, p_value = p, ci_low = lo, ci_high = hi,
+             wald_ci_low = wald[rownames(s), 1], wald_ci_high = wald[rownames(s), 2],
+             row.names = NULL)
 }
 
 variance_table <- function(fit) {

@@ -10,9 +10,10 @@ SEs 20% too small give ~89% coverage, which n = 200 rejects).
 Backend: statsmodels, which runs 200 fits in under a minute on 2 cores; a
 pymer4/lme4 fit costs about 0.5 s more (the R bridge, and extras pymer4
 computes), which would double the time for the same count. The lme4
-backend's intervals are the same Wald formula (gbstats.lmm.wald_table) on
-lme4's SEs, which tests/stats/test_lmm.py checks against R's
-confint(method = "Wald").
+backend's LMM intervals are t intervals with each coefficient's Satterthwaite
+df (checked against R in tests/stats/test_lmm.py); their coverage with few
+groups, where t and z differ, is simulated in tests/stats/test_toolkit.py
+(test_satterthwaite_t_interval_coverage).
 
 Design: 40 subjects x 8 trials; with 40 groups the normal-quantile (Wald)
 interval for the intercept, whose SE depends on the between-subject variance,

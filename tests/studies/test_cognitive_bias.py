@@ -371,3 +371,34 @@ def test_end_to_end_with_the_language_model(data_dir, tmp_path):
     assert len(resolved) == 4
     assert ((resolved["margin"] > 0) == resolved["resolved_correct"]).all()
     assert np.allclose(resolved["margin"], resolved["logprob_referent"] - resolved["logprob_other"])
+
+
+@pytest.mark.needs_r
+def test_marginal_accuracy_per_stereotype_and_alpha():
+    """Marginal accuracy per stereotype x alpha from the alpha-factor GLMM, and
+    pro - anti at each alpha. On the probability scale the contrast at an
+    alpha is the difference of that alpha's two marginal means (emmeans'
+    regrid; the R comparison is tests/stats/test_toolkit.py's
+    glmm_response_reverse case)."""
+    rng = np.random.default_rng(5)
+    n = 1200
+    pro = rng.integers(0, 2, n)
+    alpha = rng.choice([0.25, 0.5, 0.75], n)
+    participant = rng.integers(0, 40, n)
+    eta = 1 + 1.5 * pro + 2 * alpha - 2 * pro * alpha + rng.normal(0, 0.5, 40)[participant]
+    rows = pd.DataFrame({
+        "correct": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int),
+        "stereotype": pd.Categorical(np.where(pro == 1, "pro", "anti"), categories=["anti", "pro"]),
+        "alpha": alpha, "participant": [f"p{i}" for i in participant],
+        "sentence": [f"s{i % 60}" for i in range(n)]})
+    glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1)}
+    means, contrasts, notes = A.marginal_accuracy(glmms)
+    assert len(means) == 6 and set(means["stereotype"]) == {"anti", "pro"}
+    assert means["estimate"].between(0, 1).all()
+    assert list(contrasts["contrast"]) == ["pro - anti"] * 3
+    assert list(contrasts["alpha"]) == A.ALPHA_FACTOR_LEVELS
+    wide = means.pivot(index="alpha", columns="stereotype", values="estimate")
+    np.testing.assert_allclose(contrasts.set_index("alpha")["estimate"],
+                               (wide["pro"] - wide["anti"]).loc[contrasts["alpha"]], rtol=1e-6)
+    assert any("probabilities" in n for n in notes)
+    assert "treatment (reference level 'anti')" in A.coding_note(glmms)

@@ -113,6 +113,33 @@ def test_human_model_recovers_the_panels_effects(stimuli):
         assert abs(row["estimate"] - value) < 3.29 * row["se"], (term, row["estimate"], value)
 
 
+@pytest.mark.needs_r
+@pytest.mark.slow
+def test_sum_coded_human_model_reports_main_effects(stimuli):
+    """Under sum coding the human model's close and gendered effects are main
+    effects. By hand, from the treatment-coded truth (intercept I at distant,
+    non-gendered; close c; gendered g; interaction i) the cell means are
+    I, I + c, I + g, I + c + g + i, so close - distant averaged over gender
+    marking is ((I + c) + (I + c + g + i) - I - (I + g)) / 2 = c + i / 2, and
+    gendered - nongendered is g + i / 2. Tolerance as in the test above."""
+    from gbstats.lmm import fit_lmm
+
+    sizes = {s: 4 * n for s, n in STAGE_SIZES.items()}
+    panel = simulate_panel(stimuli, seed=11, stage_sizes=sizes)
+    rows = A.human_factor_rows(A.human_model_rows(panel, stimuli))
+    fit = fit_lmm(A.HUMAN_FORMULA, rows, backend="lme4", contrasts=A.HUMAN_CONTRASTS)
+    assert list(fit.coefs["term"]) == ["(Intercept)", "close1", "gendered1", "close1:gendered1"]
+    truth = expected_close_gendered_effects(sizes)
+    effects = A.human_main_effects({"lme4": fit}).set_index("effect")
+    assert effects.loc["close", "coding"] == "close = +1, distant = -1"
+    for effect, value in (("close", truth["close"] + truth["close:gendered"] / 2),
+                          ("gendered", truth["gendered"] + truth["close:gendered"] / 2)):
+        row = effects.loc[effect]
+        assert row["estimate"] == pytest.approx(2 * fit.coef(f"{effect}1")["estimate"])
+        assert abs(row["estimate"] - value) < 3.29 * row["se"], (effect, row["estimate"], value)
+    assert "contr.sum" in A.coding_note({"lme4": fit})
+
+
 def test_surprisal_by_type_on_hand_data():
     scored = pd.DataFrame({"antecedent_type": ["plural"] * 3 + ["inanimate"],
                            "surprisal": [1.0, 2.0, 3.0, 5.0]})

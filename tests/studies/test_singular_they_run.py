@@ -73,6 +73,15 @@ def test_human_side_is_labelled_simulated_and_model_side_is_not(default_run):
     assert "SIMULATED" not in (out / "tables" / "lmm_close_gendered.tex").read_text()
 
 
+def test_human_model_is_sum_coded_and_reports_main_effects(default_run):
+    out, results, _ = default_run
+    assert {"close1", "gendered1", "close1:gendered1"} <= {r["term"] for r in results["tables"]["human_model"]}
+    effects = results["tables"]["human_main_effects"]
+    assert {r["effect"] for r in effects} == {"close", "gendered"}
+    assert {r["coding"] for r in effects} == {"close = +1, distant = -1", "gendered = +1, nongendered = -1"}
+    assert "contr.sum" in (out / "tables" / "human_model.tex").read_text()
+
+
 def test_group_correlations_cover_groupings_items_and_measures(default_run):
     records = default_run[1]["tables"]["group_correlations"]
     keys = {(r["grouping"], r["item_set"], r["measure"]) for r in records}
