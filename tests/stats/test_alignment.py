@@ -352,7 +352,7 @@ def test_unrated_and_unscored_items(ratings):
     out = group_correlations(extra, trials, group="group", n_boot=20)
     assert (out["n_items_unrated"] == 1).all() and (out["n_items"] == 40).all()
     with pytest.raises(DataValidationError, match="item=3 has ratings but no model score"):
-        group_correlations(scores[scores["item"] != 3], trials, n_boot=20)
+        group_correlations(scores[scores["item"] != 3], trials, group="group", n_boot=20)
 
 
 def test_compare_group_correlations_finds_the_closer_group(ratings):
