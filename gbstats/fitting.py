@@ -69,18 +69,37 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
 def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),
                   family: str = "gaussian", bayes: bool = True, draws: int = 1000,
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
-                  optimizer: str | None = None, contrasts: Mapping | None = None) -> dict:
+                  optimizer: str | None = None, contrasts: Mapping | None = None,
+                  use_cache: bool = False, cache_dir=None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). The order of the dict is the
-    order of the rows in `stack_fits`.
+    order of the rows in `stack_fits`. With `use_cache=True` a fit whose
+    formula, data, options and fitting code are unchanged since an earlier
+    call is reused from `<cache_dir>/fits/` (`gbstats.fit_cache`; its
+    fit_stats["reused_from_cache"] says so, and it carries no `idata`).
     """
-    fits = {b: fit_frequentist(formula, data, b, family=family, optimizer=optimizer,
-                               contrasts=contrasts) for b in backends}
+    from gbstats.fit_cache import cached_fit
+
+    cache = {"use_cache": use_cache, "cache_dir": cache_dir}
+    fits = {b: cached_fit(fit_frequentist, formula, data, backend=b, family=family,
+                          optimizer=optimizer, contrasts=contrasts, **cache)
+            for b in backends}
     if bayes:
-        fits[BAYES_BACKEND] = fit_bayes_twin(formula, data, family=family, draws=draws,
-                                             tune=tune, seed=seed, loo=loo, contrasts=contrasts)
+        fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
+                                         draws=draws, tune=tune, seed=seed, loo=loo,
+                                         contrasts=contrasts, **cache)
     return fits
+
+
+def reused_fits_note(fits: Mapping[str, Mapping]) -> list[str]:
+    """A note naming the fits reused from the fit cache, e.g. {"model LMM": fits, ...}."""
+    reused = [f"{what} [{label}]" for what, group in fits.items()
+              for label, fit in group.items() if fit.fit_stats.get("reused_from_cache")]
+    if not reused:
+        return []
+    return [f"reused from the fit cache (formula, data, settings and fitting code unchanged "
+            f"since an earlier run; --no-cache refits): {', '.join(reused)}"]
 
 
 def stack_fits(fits: Mapping, columns: Sequence[str] = FIT_COLUMNS) -> pd.DataFrame:

@@ -5,8 +5,14 @@ sentence with a target span), a cache key and a sort key, plus a function
 that scores a list of units in one go. Identical units are scored once; units
 already in the cache are not scored at all; the rest are sorted (by length, so
 a batch pads little, or by token ids, so texts with a shared beginning meet)
-and every finished batch is committed to the cache before the next starts,
-which is what makes a killed run resumable.
+and every finished batch is committed to the cache as soon as it is back,
+which is what makes a killed run resumable. Where the batches run (in this
+process, or on Ray actors) is the current engine's business (models.engine);
+`score_batch` must then be picklable (a models.engine.BatchScorer).
+
+Preparing units usually needs the tokenizer, so a scorer may pass `units`
+and `sort_keys` as functions that are called only when some unit is missing
+from the cache: a run whose scores are all cached then loads no model at all.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from models.cache import ScoreCache
+from models.engine import current_engine
 
 PROGRESS_THRESHOLD = 256  # units; shorter runs show no bar unless asked
 
@@ -24,12 +31,14 @@ class RunStats:
     n_unique: int = 0
     cache_hits: int = 0
     computed: int = 0
+    engine: str = "local"  # where the misses were scored (models.engine)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
+def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
+              sort_keys: Sequence | Callable[[Sequence], Sequence],
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
               desc: str = "scoring") -> tuple[list, RunStats]:
@@ -41,13 +50,16 @@ def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, found {batch_size}")
-    stats = RunStats(n_units=len(units))
+    stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     stats.n_unique = len(first_index)
     results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
     stats.cache_hits = len(results)
+    if len(results) < len(first_index):  # tokenize only when something is to be scored
+        units = units() if callable(units) else units
+        sort_keys = sort_keys(units) if callable(sort_keys) else sort_keys
     todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD
@@ -56,15 +68,17 @@ def run_units(units: Sequence, *, keys: Sequence[str], sort_keys: Sequence,
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc=desc, unit="item", smoothing=0.1)
-    for start in range(0, len(todo), batch_size):
-        batch_keys = todo[start:start + batch_size]
-        scored = score_batch([units[first_index[k]] for k in batch_keys])
-        fresh = dict(zip(batch_keys, scored, strict=True))
+    batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+    engine = current_engine()
+    stats.engine = engine.name
+    work = [[units[first_index[k]] for k in batch_keys] for batch_keys in batches]
+    for index, scored in engine.map_batches(score_batch, work):
+        fresh = dict(zip(batches[index], scored, strict=True))
         if cache is not None:
             cache.put_many(fresh)
         results.update(fresh)
         if bar is not None:
-            bar.update(len(batch_keys))
+            bar.update(len(fresh))
     if bar is not None:
         bar.close()
     return [results[k] for k in keys], stats

@@ -25,6 +25,7 @@ import pandas as pd
 from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import run_units
 from models.cache import cache_key, open_cache
+from models.engine import BatchScorer
 from models.loading import LanguageModel, load_scorer
 from models.registry import DEFAULT_MODEL
 from models.scores import BOS_OPTIONS, LN2, finish_table
@@ -288,14 +289,18 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
                   batch_size: int, cache_dir, use_cache: bool, progress) -> tuple[list[dict], dict]:
     """The shared path: per-token log-probs of each continuation given BOS (if any) + prefix."""
     _check_bos(bos)
-    units = prepare_units(lm, prefixes, continuations, bos)
     namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
                  "scorer": "causal_token_logprobs", "bos": bos}
     keys = [cache_key(namespace, [p, c]) for p, c in zip(prefixes, continuations)]
-    sort_keys = ([u.ids for u in units] if lm.model_type in SHARE_PREFIXES
-                 else [len(u.ids) for u in units])
-    results, stats = run_units(units, keys=keys, sort_keys=sort_keys,
-                               score_batch=lambda batch: forward_logprobs(lm, batch),
+
+    def sort_keys(units):
+        return [u.ids for u in units] if lm.model_type in SHARE_PREFIXES else [len(u.ids) for u in units]
+
+    # units are tokenized only if a key is missing from the cache: a fully
+    # cached run never loads the tokenizer
+    results, stats = run_units(lambda: prepare_units(lm, prefixes, continuations, bos), keys=keys,
+                               sort_keys=sort_keys,
+                               score_batch=BatchScorer(lm, forward_logprobs),
                                batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"causal {lm.name}")
     return results, stats.as_dict()

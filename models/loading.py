@@ -5,9 +5,19 @@ provenance every score table records (`model`, `revision`). Loading the
 embedded SmolLM2 takes ~20 s, so loaded models are kept in a per-process dict
 keyed by (name, device, dtype, revision) and reused across a study.
 
-The embedded model's weights load lazily, on the first forward pass: its
-tokenizer and provenance are enough to look scores up in the cache, so a
-re-run whose scores are all cached never pays for de-quantizing the GGUF file.
+The embedded model loads nothing up front: its provenance (`model_id`,
+`revision`, `kind`, `model_type`) comes from the registry and the installed
+package's version, which is all a cache key needs. Its tokenizer loads on
+first use and its weights on the first forward pass. So a re-run whose scores
+are all cached imports neither torch nor transformers and reads no model file.
+
+Reading the GGUF file is slow (~7-13 s to build the tokenizer from its
+vocabulary, ~17 s to de-quantize the weights), so the first load also saves
+the converted tokenizer and weights (transformers' own format, safetensors) in
+the user cache (`converted_folder`; ~540 MB in float32) and later loads read
+those (about a second). The folder's name holds everything the conversion
+depends on (package version, GGUF file size, dtype, transformers version), and
+tests/models/test_converted_model.py checks that both paths score alike.
 """
 from __future__ import annotations
 
@@ -23,6 +33,7 @@ from models.registry import DEFAULT_MODEL, MODELS, SMOLLM_DIST, ModelSpec, close
 DEVICES = ("cpu", "cuda", "mps")
 DTYPES = ("float32", "bfloat16")
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+ENV_MODEL_CACHE = "GBSTATS_MODEL_CACHE"  # where converted models are kept
 
 
 class ModelUnavailableError(GbstatsError, OSError):
@@ -35,7 +46,9 @@ class LanguageModel:
 
     `model` is the torch module. Where a `load_weights` function is given the
     weights are loaded on first access of `model` (moved to `device`, in eval
-    mode), so code that only needs the tokenizer and provenance never waits.
+    mode); where a `load_tokenizer` function is given the tokenizer is loaded
+    on first access of `tokenizer`. Code that only needs the provenance (a
+    cache lookup) never waits for either.
     """
 
     name: str  # what the caller asked for (registry name, hub id or path)
@@ -43,13 +56,17 @@ class LanguageModel:
     revision: str
     kind: str  # "causal" or "masked"
     _model: Any = field(repr=False)
-    tokenizer: Any = field(repr=False)
+    _tokenizer: Any = field(repr=False)
     device: str = "cpu"
     dtype: str = "float32"
     load_weights: Callable[[], Any] | None = field(default=None, repr=False)
     # transformers' config.model_type ("llama", "bert", ...); given where the
     # weights load lazily, otherwise read from the loaded model's config
     model_type: str = ""
+    # how load_scorer was asked for it, so that another process (a Ray actor)
+    # can load the same model again
+    load_request: dict = field(default_factory=dict, repr=False)
+    load_tokenizer: Callable[[], Any] | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not self.model_type and self._model is not None:
@@ -71,6 +88,18 @@ class LanguageModel:
         return self._model is not None
 
     @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            if self.load_tokenizer is None:
+                raise ModelUnavailableError(f"model {self.name!r} has neither a tokenizer nor a loader")
+            self._tokenizer = self.load_tokenizer()
+        return self._tokenizer
+
+    @property
+    def tokenizer_loaded(self) -> bool:
+        return self._tokenizer is not None
+
+    @property
     def bos_token_id(self) -> int | None:
         tok = self.tokenizer
         return tok.bos_token_id if tok.bos_token_id is not None else tok.cls_token_id
@@ -88,6 +117,8 @@ def load_scorer(name: str = DEFAULT_MODEL, device: str = "cpu", dtype: str = "fl
     key = (name, device, dtype, revision)
     if key not in _LOADED:
         _LOADED[key] = _load(name, device, dtype, revision, kind)
+        _LOADED[key].load_request = {"name": name, "device": device, "dtype": dtype,
+                                     "revision": revision}
     lm = _LOADED[key]
     if kind is not None and lm.kind != kind:
         raise ModelUnavailableError(f"model {name!r} is a {lm.kind} LM; this scorer needs a {kind} LM")
@@ -111,11 +142,16 @@ def _torch():
 
 
 def resolve_device(device: str) -> str:
-    """Check that the requested device exists here; 'cuda:1' style indices are allowed."""
-    torch = _torch()
+    """Check that the requested device exists here; 'cuda:1' style indices are allowed.
+
+    "cpu" needs no torch, so a run whose scores are all cached never imports it.
+    """
     base = device.split(":")[0]
     if base not in DEVICES:
         raise UnknownNameError("device", device, list(DEVICES))
+    if base == "cpu":
+        return device
+    torch = _torch()
     if base == "cuda" and not torch.cuda.is_available():
         raise ModelUnavailableError(f"device {device!r} requested but torch sees no CUDA GPU "
                                     f"(torch {torch.__version__}); use device='cpu'")
@@ -125,11 +161,15 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def resolve_dtype(dtype: str):
-    torch = _torch()
+def check_dtype(dtype: str) -> str:
     if dtype not in DTYPES:
         raise UnknownNameError("dtype", dtype, list(DTYPES))
-    return getattr(torch, dtype)
+    return dtype
+
+
+def resolve_dtype(dtype: str):
+    """The torch dtype named `dtype` (imports torch)."""
+    return getattr(_torch(), check_dtype(dtype))
 
 
 def hub_offline() -> bool:
@@ -138,12 +178,12 @@ def hub_offline() -> bool:
 
 def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | None) -> LanguageModel:
     device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype)
+    check_dtype(dtype)
     if kind is not None and kind not in ("causal", "masked"):
         raise UnknownNameError("model kind", kind, ["causal", "masked"])
     spec = MODELS.get(name)
     if spec is not None and spec.source == "embedded-gguf":
-        lm = _load_embedded(spec, torch_dtype)
+        lm = _load_embedded(spec, dtype)
     else:
         if spec is None and not Path(name).expanduser().exists() and "/" not in name:
             close = close_registry_names(name)
@@ -151,7 +191,7 @@ def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | 
                 raise UnknownNameError("model", name, list(MODELS))
         target = spec.model_id if spec is not None else name
         lm = _load_transformers(name, target, revision, kind or (spec.kind if spec else None),
-                                torch_dtype)
+                                resolve_dtype(dtype))
     lm.device, lm.dtype = device, dtype
     if lm.weights_loaded:
         lm.model.to(device)
@@ -159,9 +199,12 @@ def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | 
     return lm
 
 
-def _load_embedded(spec: ModelSpec, torch_dtype) -> LanguageModel:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
+    """The embedded GGUF model, with nothing loaded yet (see the module docstring).
 
+    The provenance a cache key needs is known without reading the file: the
+    GGUF file name and the version of the package that ships it.
+    """
     from gbstats.check import smollm_folder
 
     folder = smollm_folder()
@@ -170,18 +213,73 @@ def _load_embedded(spec: ModelSpec, torch_dtype) -> LanguageModel:
         raise ModelUnavailableError(
             f"model {spec.name!r} needs the file {spec.model_id} from the package {SMOLLM_DIST}, "
             f"which is not installed (looked in {folder}); install it with `{fix}`")
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+
+    version = importlib.metadata.version(SMOLLM_DIST)
+    gguf = folder / spec.model_id
+
+    def load_tokenizer():
+        _torch()
+        from transformers import AutoTokenizer
+
+        converted = converted_folder(spec.name, version, gguf, "tokenizer")
+        if (converted / "tokenizer.json").exists():
+            return AutoTokenizer.from_pretrained(converted)
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+        _save_converted(tokenizer, converted)
+        return tokenizer
 
     def load_weights():
         # de-quantizing the GGUF tensors is most of the ~20 s load: done only
-        # when a score is not in the cache
-        return AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
-                                                    dtype=torch_dtype)
+        # when a score is not in the cache, and once per machine
+        from transformers import AutoModelForCausalLM
 
-    version = importlib.metadata.version(SMOLLM_DIST)
+        converted = converted_folder(spec.name, version, gguf, dtype)
+        if (converted / "config.json").exists():
+            return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
+                                                     dtype=resolve_dtype(dtype))
+        _save_converted(model, converted)
+        return model
+
     return LanguageModel(spec.name, f"{SMOLLM_DIST}/{spec.model_id}",
-                         f"{SMOLLM_DIST}=={version}", "causal", None, tokenizer,
-                         load_weights=load_weights, model_type=spec.model_type)
+                         f"{SMOLLM_DIST}=={version}", "causal", None, None,
+                         load_weights=load_weights, model_type=spec.model_type,
+                         load_tokenizer=load_tokenizer)
+
+
+def model_cache_dir() -> Path:
+    """Where converted models are kept: $GBSTATS_MODEL_CACHE, else the user cache."""
+    from gbstats.config import user_cache_root
+
+    env = os.environ.get(ENV_MODEL_CACHE)
+    return Path(env).expanduser() if env else user_cache_root() / "models"
+
+
+def converted_folder(name: str, version: str, gguf: Path, part: str) -> Path:
+    """The folder of one converted part ("tokenizer" or a dtype) of a GGUF model."""
+    import transformers
+
+    tag = f"{version}-{gguf.stat().st_size}-transformers{transformers.__version__}"
+    return model_cache_dir() / name / tag / part
+
+
+def _save_converted(obj, target: Path) -> None:
+    """save_pretrained into a sibling folder, then rename: a reader never sees half a save.
+    A failure to write (read-only or full disk, or another process won the race) only
+    costs the next run the slow path."""
+    import shutil
+    import tempfile
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    except OSError:
+        return
+    try:
+        obj.save_pretrained(partial)
+        os.replace(partial, target)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def infer_kind(config) -> str:

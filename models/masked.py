@@ -34,6 +34,7 @@ import pandas as pd
 from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import run_units
 from models.cache import cache_key, open_cache
+from models.engine import BatchScorer
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer
 from models.scores import finish_table
@@ -206,7 +207,7 @@ def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant
                  "scorer": "masked_token_logprobs", "variant": variant}
     keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
     results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],
-                               score_batch=lambda batch: forward_masked(lm, batch, max_rows),
+                               score_batch=BatchScorer(lm, forward_masked, {"max_rows": max_rows}),
                                batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"{variant} {lm.name}")
     return results, stats.as_dict()

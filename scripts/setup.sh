@@ -11,6 +11,9 @@ PY=$VENV/bin/python
 # (tests/reference/make_toolkit_refs.R)
 R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance"
 TEX_APT="texlive-latex-base texlive-latex-recommended"
+# OpenBLAS for PyTensor (PyMC's compiler; gbstats/blas.py points it here). Serial:
+# the two MCMC chains already take the two cores.
+BLAS_APT="libopenblas-serial-dev"
 
 say() { printf '[setup] %s\n' "$*"; }
 
@@ -19,11 +22,18 @@ need_apt=()
 command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(sapply(c("lme4", "lmerTest", "emmeans", "performance"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1 \
   || need_apt+=($R_APT)
 command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 || need_apt+=($TEX_APT)
+command -v dpkg >/dev/null 2>&1 && ! dpkg -s $BLAS_APT >/dev/null 2>&1 && need_apt+=($BLAS_APT)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing Debian packages: ${need_apt[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+    # Installing OpenBLAS would also switch R's BLAS/LAPACK to it (Debian alternatives);
+    # keep R on the reference BLAS it had, so lme4's numbers stay bit-identical.
+    for pair in blas/libblas.so.3 lapack/liblapack.so.3; do
+      ref=/usr/lib/x86_64-linux-gnu/$pair
+      [ -e "$ref" ] && update-alternatives --set "${pair#*/}-x86_64-linux-gnu" "$ref" >/dev/null 2>&1 || true
+    done
   else
     say "NOTICE: missing system packages: ${need_apt[*]}"
     say "        install them with: sudo apt-get update && sudo apt-get install -y ${need_apt[*]}"
@@ -46,6 +56,7 @@ fi
 "$PY" -m pip install -q --upgrade pip
 # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
 "$PY" -m pip install -q -c constraints.txt torch
+# .[all] includes the ray extra: the Ray sweep engine and its tests
 "$PY" -m pip install -q -c constraints.txt -e ".[all]"
 if [ "$have_r" = yes ]; then
   "$PY" -m pip install -q -c constraints.txt -e ".[lme4]"

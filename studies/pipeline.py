@@ -36,6 +36,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
+from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
                             model_record, say, wants_model)
 
@@ -67,6 +68,9 @@ class Study:
     add_flags: Callable[[argparse.ArgumentParser], None] | None = None
     model: str = "required"
     bayes: bool = True
+    # True: the --engine / --ray-address flags, so the score step can run on Ray
+    # (for studies whose scoring is large; models.engine)
+    engine: bool = False
     # An action that replaces the run when its flag is given (e.g. --write-stimuli):
     # returns True when it did the work, and then nothing else runs.
     shortcut: Callable[["Run"], bool] | None = None
@@ -84,6 +88,8 @@ class Study:
         parser = argparse.ArgumentParser(prog=prog or self.prog, description=self.description)
         if self.add_flags is not None:
             self.add_flags(parser)
+        if self.engine:
+            add_engine_flags(parser)
         return add_common_flags(parser, self.name, model_none=self.model == "optional",
                                 multiple_models=self.model == "many", bayes=self.bayes)
 
@@ -198,7 +204,8 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
     if study.shortcut is not None and study.shortcut(run):
         return None
     state = study.load(run, None)
-    state = study.score(run, state)
+    with engine_from_args(args):  # the local engine unless the study has --engine ray
+        state = study.score(run, state)
     state = study.fit(run, state)
     state = study.tables(run, state)
 

@@ -50,6 +50,15 @@ def data_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def openblas():
+    """Debian's OpenBLAS, which scripts/setup.sh installs for PyTensor (gbstats.blas)."""
+    from gbstats.blas import openblas_dir
+
+    if openblas_dir() is None:
+        _skip_or_fail("OpenBLAS is not installed (apt-get install -y libopenblas-serial-dev)")
+
+
 def r_available() -> bool:
     if shutil.which("Rscript") is None:
         return False

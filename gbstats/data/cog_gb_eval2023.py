@@ -37,10 +37,17 @@ Files under `<data dir>/cog_gb_eval2023/` (see the data README for provenance):
 
 Repeated responses. The QA files hold responses recorded twice at the same
 session position (62 in wino, 32 in BUG, e.g. a double click: distinct `ID`,
-same `hash_id` and `index_in_batch`). A trial is one session position, so the
-first response in file order is kept and the others are counted exclusions.
-Participants who met a sentence again in another session keep both trials:
-those are genuine separate presentations.
+same `hash_id` and `index_in_batch`). The authors counted every recorded
+response, and their published Table 2 is computed that way, so every response
+is kept here; `repeated_response` marks the second and later responses at a
+session position (file order), for a study that prefers one response per
+position. Participants who met a sentence again in another session are
+separate presentations and are never marked.
+
+Loading only: the coreference systems' outputs are validated and returned as
+they are (`model_outputs`), next to the sentence pools (`sentence_pool`);
+matching an output to its pool sentence and scoring it is the study's work
+(studies/cognitive_bias/systems.py).
 """
 from __future__ import annotations
 
@@ -334,17 +341,10 @@ def keep_calibrated_participants(qa: pd.DataFrame, calibration: pd.DataFrame,
                     unit="trials", stage=f"{NAME}.qa")
 
 
-def drop_repeated_responses(qa: pd.DataFrame, log: ExclusionLog, subset: str) -> pd.DataFrame:
-    """Keep the first response per session position; count identical and changed repeats apart."""
-    key = ["session", "position"]
-    repeat = qa.duplicated(key, keep="first")
-    first_answer = qa.groupby(key)["answer"].transform("first")
-    same = repeat & (qa["answer"] == first_answer)
-    qa = log.drop(qa, same, f"{subset} QA: response recorded twice (same session and position, "
-                            "same answer); first kept", unit="trials", stage=f"{NAME}.qa")
-    changed = repeat.loc[qa.index]
-    return log.drop(qa, changed, f"{subset} QA: second, different answer at the same session "
-                                 "position; first kept", unit="trials", stage=f"{NAME}.qa")
+def mark_repeated_responses(qa: pd.DataFrame) -> pd.DataFrame:
+    """Add `repeated_response`: True for every response after the first (in file order)
+    recorded at the same session position. Nothing is dropped."""
+    return qa.assign(repeated_response=qa.duplicated(["session", "position"], keep="first"))
 
 
 # --------------------------------------------------------------------------- MAZE
@@ -426,11 +426,6 @@ def select_maze_trials(maze: pd.DataFrame, log: ExclusionLog, subset: str) -> pd
 
 # --------------------------------------------------------------------------- models
 
-def text_key(text: str) -> str:
-    """Sentence identity across tokenizations: the text with all whitespace removed."""
-    return re.sub(r"\s+", "", str(text))
-
-
 def _valid_clusters(clusters, n_tokens: int) -> bool:
     if not isinstance(clusters, list):
         return False
@@ -446,7 +441,7 @@ def _valid_clusters(clusters, n_tokens: int) -> bool:
 
 
 def read_model_outputs(path: Path) -> pd.DataFrame:
-    """One row per jsonl line: line (1-based), key (text_key), tokens, clusters."""
+    """One row per jsonl line: line (1-based), text (the raw sentence), tokens, clusters."""
     source = str(path)
     if not Path(path).exists():
         raise DataValidationError("file not found", source=source, expected="an existing file")
@@ -492,7 +487,7 @@ def read_model_outputs(path: Path) -> pd.DataFrame:
                                       expected="lists of [start, end] token spans with "
                                                f"0 <= start <= end < {len(tokens)}",
                                       found=repr(record["clusters"])[:80])
-        rows.append({"line": line_no, "key": text_key(text), "tokens": tokens,
+        rows.append({"line": line_no, "text": text, "tokens": tokens,
                      "clusters": record["clusters"]})
     if not rows:
         raise DataValidationError("the file is empty", source=source,
@@ -552,95 +547,6 @@ def read_bug_pool(path: Path) -> pd.DataFrame:
     })
 
 
-def locate_words(tokens: list[str], words: str, hint: int) -> tuple[int, int] | None:
-    """Inclusive token span of `words` (case-insensitive) nearest to `hint`, or None.
-
-    The pools' positions come from other tokenizations (wino ignores punctuation,
-    a few BUG positions are off), so they only choose among occurrences.
-    """
-    target = [w.lower() for w in str(words).split()]
-    if not target:
-        return None
-    lowered = [t.lower() for t in tokens]
-    n = len(target)
-    starts = [i for i in range(len(lowered) - n + 1) if lowered[i:i + n] == target]
-    if not starts:
-        return None
-    start = min(starts, key=lambda i: (abs(i - hint), i))
-    return start, start + n - 1
-
-
-def pronoun_links(clusters: list, pronoun_token: int, entity_span: tuple[int, int]
-                  ) -> tuple[bool, bool]:
-    """(pronoun is in some cluster, that cluster also has a mention of the entity).
-
-    The pronoun mention is the single-token span of the pronoun; an entity mention
-    is any span covering the entity's head (its last token), e.g. "the developer".
-    """
-    head = entity_span[1]
-    clustered = linked = False
-    for cluster in clusters:
-        spans = [tuple(span) for span in cluster]
-        if (pronoun_token, pronoun_token) not in spans:
-            continue
-        clustered = True
-        if any(start <= head <= end for start, end in spans
-               if (start, end) != (pronoun_token, pronoun_token)):
-            linked = True
-    return clustered, linked
-
-
-def model_links(outputs: pd.DataFrame, pool: pd.DataFrame, model: str, subset: str,
-                log: ExclusionLog, *, source: str) -> pd.DataFrame:
-    """Join one model's outputs to the pool by sentence text and score each pool sentence."""
-    stage = f"{NAME}.model_links"
-    pool_keys = set(pool["sentence"].map(text_key))
-    outputs = log.drop(outputs, ~outputs["key"].isin(pool_keys),
-                       f"{model} {subset}: model output whose sentence is not in the pool",
-                       unit="model outputs", stage=stage)
-    # A sentence present twice in the pool was run twice; both runs must agree.
-    signature = outputs["tokens"].map(json.dumps) + outputs["clusters"].map(json.dumps)
-    repeated = outputs["key"].duplicated(keep="first")
-    conflicting = repeated & ~pd.Series(list(zip(outputs["key"], signature)),
-                                        index=outputs.index).duplicated(keep="first")
-    if conflicting.any():
-        line = int(outputs.loc[conflicting, "line"].iloc[0])
-        raise DataValidationError("two different outputs for one sentence", source=source,
-                                  row=line, column="clusters",
-                                  expected="one prediction per sentence text",
-                                  found="a second line with other tokens or clusters")
-    outputs = log.drop(outputs, repeated,
-                       f"{model} {subset}: repeated output for a sentence already scored "
-                       "(identical prediction)", unit="model outputs", stage=stage)
-    by_key = outputs.set_index("key")
-    joined = pool.assign(key=pool["sentence"].map(text_key))
-    joined = log.drop(joined, ~joined["key"].isin(by_key.index),
-                      f"{model} {subset}: pool sentence with no model output",
-                      unit="sentences", stage=stage)
-    rows = []
-    for record in joined.itertuples(index=False):
-        output = by_key.loc[record.key]
-        tokens, clusters = output["tokens"], output["clusters"]
-        entity = locate_words(tokens, record.entity, record.entity_hint)
-        pronoun = locate_words(tokens, record.pronoun, record.pronoun_hint)
-        if entity is None or pronoun is None:
-            rows.append(None)
-            continue
-        clustered, linked = pronoun_links(clusters, pronoun[0], entity)
-        rows.append((int(output["line"]), entity[1], pronoun[0], clustered, linked))
-    located = pd.Series([r is not None for r in rows], index=joined.index)
-    joined = log.drop(joined, ~located,
-                      f"{model} {subset}: gold entity or pronoun not among the model's tokens",
-                      unit="sentences", stage=stage)
-    found = pd.DataFrame([r for r in rows if r is not None], index=joined.index,
-                         columns=["output_line", "entity_token", "pronoun_token",
-                                  "pronoun_clustered", "linked_correct"])
-    return pd.concat([
-        pd.DataFrame({"model": model, "dataset": subset}, index=joined.index),
-        joined[["sentence_id", "sentence", "sentence_type", "condition", "entity", "pronoun"]],
-        found], axis=1)
-
-
 # --------------------------------------------------------------------------- schemas
 
 def qa_schema():
@@ -669,12 +575,16 @@ def qa_schema():
         "is_correct": pa.Column(bool),
         "sec_per_token": pa.Column("float64", pa.Check.gt(0)),
         "non_coreference": pa.Column(bool),
+        "repeated_response": pa.Column(bool),
     }, checks=[
         pa.Check(lambda d: ~d["non_coreference"] | d["condition"].isin(["pro", "anti"]),
                  element_wise=False, name="non_coreference only on pro/anti trials"),
         pa.Check(lambda d: d["asked_entity"].isna() == (d["condition"] == FILLER),
                  name="asked_entity missing exactly on fillers"),
-    ], unique=["session", "position"], name=f"{NAME}.qa", strict=True)
+        pa.Check(lambda d: d.loc[~d["repeated_response"]].duplicated(["session", "position"])
+                 .sum() == 0, element_wise=False,
+                 name="one first response per session position"),
+    ], name=f"{NAME}.qa", strict=True)
 
 
 def calibration_schema():
@@ -707,26 +617,33 @@ def maze_schema():
     }, unique=["dataset", "file_line"], name=f"{NAME}.maze", strict=True)
 
 
-def model_links_schema():
+def sentence_pool_schema():
+    import pandera.pandas as pa
+
+    return pa.DataFrameSchema({
+        "dataset": pa.Column(str, pa.Check.isin(SUBSETS)),
+        "sentence_id": pa.Column("int64", pa.Check.ge(0)),
+        "sentence": pa.Column(str),   # empty for the one gold_BUG row without text
+        "entity": pa.Column(str),
+        "entity_hint": pa.Column("int64"),
+        "pronoun": pa.Column(str),
+        "pronoun_hint": pa.Column("int64"),
+        "sentence_type": pa.Column(str),
+        "condition": pa.Column(str, pa.Check.isin(CONDITIONS)),
+    }, unique=["dataset", "sentence_id"], name=f"{NAME}.sentence_pool", strict=True)
+
+
+def model_outputs_schema():
     import pandera.pandas as pa
 
     return pa.DataFrameSchema({
         "model": pa.Column(str, pa.Check.isin(MODELS)),
         "dataset": pa.Column(str, pa.Check.isin(SUBSETS)),
-        "sentence_id": pa.Column("int64", pa.Check.ge(0)),
-        "sentence": pa.Column(str),
-        "sentence_type": pa.Column(str),
-        "condition": pa.Column(str, pa.Check.isin(CONDITIONS)),
-        "entity": pa.Column(str),
-        "pronoun": pa.Column(str),
-        "output_line": pa.Column("int64", pa.Check.ge(1)),
-        "entity_token": pa.Column("int64", pa.Check.ge(0)),
-        "pronoun_token": pa.Column("int64", pa.Check.ge(0)),
-        "pronoun_clustered": pa.Column(bool),
-        "linked_correct": pa.Column(bool),
-    }, checks=[pa.Check(lambda d: ~d["linked_correct"] | d["pronoun_clustered"],
-                        name="a linked pronoun is in a cluster")],
-        unique=["model", "dataset", "sentence_id"], name=f"{NAME}.model_links", strict=True)
+        "line": pa.Column("int64", pa.Check.ge(1)),
+        "text": pa.Column(str),
+        "tokens": pa.Column(object),
+        "clusters": pa.Column(object),
+    }, unique=["model", "dataset", "line"], name=f"{NAME}.model_outputs", strict=True)
 
 
 # --------------------------------------------------------------------------- load
@@ -739,36 +656,36 @@ def load(folder: Path) -> LoadedDataset:
     """Load and validate every table; `folder` is <data dir>/cog_gb_eval2023."""
     folder = Path(folder)
     log = ExclusionLog()
-    qa_parts, calibration_parts, maze_parts, link_parts = [], [], [], []
+    qa_parts, calibration_parts, maze_parts, output_parts = [], [], [], []
     bug_ids = read_bug_ids_mapping(folder / "original_data" / "BUG_ids_mapping.json")
     for subset in SUBSETS:
         calibration = read_calibration(_file(folder, "calibration", subset), subset)
         qa = read_qa_trials(_file(folder, "qa", subset), subset)
         qa = keep_calibrated_participants(qa, calibration, log, subset)
-        qa_parts.append(drop_repeated_responses(qa, log, subset))
+        qa_parts.append(mark_repeated_responses(qa))
         calibration_parts.append(calibration)
         maze = read_maze(_file(folder, "maze", subset), subset,
                          bug_ids if subset == "BUG" else None)
         maze_parts.append(select_maze_trials(maze, log, subset))
-    pools = {"wino": read_wino_pool(folder / "original_data" / "wino_combined.csv"),
-             "BUG": read_bug_pool(folder / "original_data" / "gold_BUG.csv")}
-    no_text = pools["BUG"]["sentence"].str.strip() == ""
-    pools["BUG"] = log.drop(pools["BUG"], no_text,
-                            "BUG pool: gold_BUG.csv row without sentence_text "
-                            "(cannot be matched to any model output)",
-                            unit="sentences", stage=f"{NAME}.model_links")
+    pools = [read_wino_pool(folder / "original_data" / "wino_combined.csv").assign(dataset="wino"),
+             read_bug_pool(folder / "original_data" / "gold_BUG.csv").assign(dataset="BUG")]
     for model in MODELS:
         for subset in SUBSETS:
-            path = model_file(folder, model, subset)
-            link_parts.append(model_links(read_model_outputs(path), pools[subset], model,
-                                          subset, log, source=str(path)))
+            outputs = read_model_outputs(model_file(folder, model, subset))
+            output_parts.append(outputs.assign(model=model, dataset=subset))
+    pool_columns = list(sentence_pool_schema().columns)
+    output_columns = list(model_outputs_schema().columns)
     tables = {
         "qa": check_output_schema(_concat(qa_parts), qa_schema(), source=f"{NAME}.qa"),
         "calibration": check_output_schema(_concat(calibration_parts), calibration_schema(),
                                            source=f"{NAME}.calibration"),
         "maze": check_output_schema(_concat(maze_parts), maze_schema(), source=f"{NAME}.maze"),
-        "model_links": check_output_schema(_concat(link_parts), model_links_schema(),
-                                           source=f"{NAME}.model_links"),
+        "sentence_pool": check_output_schema(_concat(pools)[pool_columns],
+                                             sentence_pool_schema(),
+                                             source=f"{NAME}.sentence_pool"),
+        "model_outputs": check_output_schema(_concat(output_parts)[output_columns],
+                                             model_outputs_schema(),
+                                             source=f"{NAME}.model_outputs"),
     }
     return LoadedDataset(NAME, tables, main="qa", exclusions=log,
                          participant_column="participant")

@@ -2,6 +2,16 @@
 
 This is the only module that imports pymer4 or rpy2, and it does so inside
 functions: importing pymer4 starts R.
+
+R starts once per process, on the first lme4 fit, and loads only what that
+fit needs. rpy2's `importr(pkg)` wraps every function of a package in Python
+when called (seconds for `base` and `stats`), and pymer4 0.8.2 calls it for
+base three times at import and for lmerTest (or lme4) on every fit. pymer4 is
+therefore imported with a lazy `importr` (`LazyRPackage`): the package is
+attached exactly as importr attaches it, and a function is looked up and
+wrapped the first time pymer4 uses it. The R calls pymer4 makes, and so the
+fits, are unchanged. Measured costs: benchmarks/results/singular_they.json
+("r_startup").
 """
 from __future__ import annotations
 
@@ -33,12 +43,73 @@ def require() -> None:
         raise MissingDependencyError(f"backend='lme4' needs R and pymer4: {INSTALL_HINT}")
 
 
+class LazyRPackage:
+    """What rpy2's `importr(name)` returns, with its functions wrapped on first use.
+
+    The package is attached (`require`, messages suppressed) at once, as
+    importr does, so R code that calls its functions unqualified works. An
+    attribute is the R object of that name in the package's namespace, or
+    with "_" read as "." (importr's translation: `model_matrix` is
+    `model.matrix`), converted and wrapped as importr would.
+    """
+
+    def __init__(self, name: str):
+        from rpy2.robjects.packages import LibraryError, quiet_require
+
+        if not quiet_require(name):
+            raise LibraryError(f"the R package {name} could not be loaded")
+        self.__rname__ = name
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        from rpy2 import robjects
+        from rpy2.rinterface import RTYPES
+        from rpy2.robjects.functions import DocumentedSTFunction
+
+        namespace = robjects.r["asNamespace"](self.__rname__)
+        for rname in dict.fromkeys([attr, attr.replace("_", ".")]):
+            if robjects.r["exists"](rname, envir=namespace, inherits=False)[0]:
+                found = robjects.conversion.get_conversion().rpy2py(namespace[rname])
+                if getattr(found, "typeof", None) == RTYPES.CLOSXP:
+                    found = DocumentedSTFunction(found, packagename=self.__rname__)
+                setattr(self, attr, found)  # later uses skip the lookup
+                return found
+        raise AttributeError(f"R package {self.__rname__} has no object {attr!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def lazy_importr(name: str) -> LazyRPackage:
+    """One LazyRPackage per R package and process (pymer4 asks for lmerTest on every fit)."""
+    return LazyRPackage(name)
+
+
+def _importr_lazily(original):
+    """An importr for pymer4: plain calls give the (cached) LazyRPackage."""
+    def importr(name, *args, **kwargs):
+        return original(name, *args, **kwargs) if args or kwargs else lazy_importr(name)
+    return importr
+
+
+@functools.lru_cache(maxsize=1)
 def _lmer_class():
+    """pymer4's Lmer, imported once with `lazy_importr` in place of rpy2's importr."""
     require()
+    import sys
+
+    import rpy2.robjects.packages as rpackages
+
+    original = rpackages.importr
+    lazy = _importr_lazily(original)
+    rpackages.importr = lazy  # pymer4's modules bind it at import
     try:
         from pymer4.models import Lmer
     except ImportError as exc:  # e.g. R present but its lme4 package missing
         raise MissingDependencyError(f"pymer4 failed to import ({exc}); {INSTALL_HINT}") from exc
+    finally:
+        rpackages.importr = original
+    # (the module, not the class the package re-exports under the same name)
+    sys.modules["pymer4.models.Lmer"].importr = lazy  # Lmer.fit asks for lmerTest/lme4 each time
     return Lmer
 
 

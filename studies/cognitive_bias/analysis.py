@@ -39,6 +39,44 @@ ACCURACY_COLUMNS = ["dataset", "source", "alpha", "condition", "n_correct", "n_t
 
 # --------------------------------------------------------------------------- trials
 
+def drop_repeated_responses(qa: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
+    """Keep the first response per session position (`--drop-repeated-responses`).
+
+    Not the published rule: the authors counted every recorded response. The
+    loader marks the later responses (`repeated_response`); those that repeat
+    the first answer and those that change it are counted apart.
+    """
+    key = ["dataset", "session", "position"]
+    first_answer = qa.groupby(key)["answer"].transform("first")
+    out = qa
+    for dataset in DATASETS:
+        repeat = (out["dataset"] == dataset) & out["repeated_response"]
+        same = repeat & (out["answer"] == first_answer.loc[out.index])
+        out = log.drop(out, same, f"{dataset} QA: response recorded twice (same session and "
+                                  "position, same answer); first kept (--drop-repeated-responses)",
+                       unit="trials", stage=STAGE)
+        changed = (out["dataset"] == dataset) & out["repeated_response"]
+        out = log.drop(out, changed, f"{dataset} QA: second, different answer at the same "
+                                     "session position; first kept (--drop-repeated-responses)",
+                       unit="trials", stage=STAGE)
+    return out.reset_index(drop=True)
+
+
+def repeated_responses_effect(every_response: pd.DataFrame,
+                              first_only: pd.DataFrame) -> pd.DataFrame:
+    """Per human cell: the published counts (every response), the counts with one response
+    per session position, how many trials that removed, and the change in points."""
+    key = ["dataset", "alpha", "condition"]
+    both = every_response[key + ["n_correct", "n_total", "accuracy", "n_ignored"]].merge(
+        first_only[key + ["n_correct", "n_total", "accuracy", "n_ignored"]], on=key,
+        suffixes=("_published", "_deduplicated"), validate="one_to_one")
+    removed = ((both["n_total_published"] + both["n_ignored_published"])
+               - (both["n_total_deduplicated"] + both["n_ignored_deduplicated"]))
+    return both.assign(n_removed=removed.astype(int),
+                       change_points=100 * (both["accuracy_deduplicated"]
+                                            - both["accuracy_published"]))
+
+
 def critical_trials(qa: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
     """The pro/anti QA trials; fillers and neutral items are counted and left out."""
     out = qa
@@ -126,8 +164,9 @@ def human_sentences(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def on_human_sentences(links: pd.DataFrame, sentences: pd.DataFrame,
-                       log: ExclusionLog) -> pd.DataFrame:
-    """The model rows of the sentences people saw ("the same sentences"), conditions checked."""
+                       log: ExclusionLog, experiment: str = "QA") -> pd.DataFrame:
+    """The model rows of the sentences people saw in `experiment` ("the same sentences"),
+    conditions checked."""
     joined = links.merge(sentences, on=["dataset", "sentence_id"], how="left",
                          suffixes=("", "_human"), validate="many_to_one")
     if len(joined) != len(links):
@@ -135,14 +174,15 @@ def on_human_sentences(links: pd.DataFrame, sentences: pd.DataFrame,
     for model, dataset in joined[["model", "dataset"]].drop_duplicates().itertuples(index=False):
         mask = (joined["model"] == model) & (joined["dataset"] == dataset) \
             & joined["condition_human"].isna()
-        joined = log.drop(joined, mask, f"{model} {dataset}: sentence no participant was asked "
-                                        "about (left out of the model-vs-human tables)",
+        joined = log.drop(joined, mask, f"{model} {dataset}: sentence no participant saw in "
+                                        f"the {experiment} experiment (left out of the "
+                                        f"model-vs-human {experiment} tables)",
                           unit="sentences", stage="cognitive_bias.models")
     disagree = joined["condition"] != joined["condition_human"]
     if disagree.any():
         row = joined.loc[disagree].iloc[0]
         raise DataValidationError("model pool and QA disagree on a sentence's condition",
-                                  source="cog_gb_eval2023.model_links", column="condition",
+                                  source="cog_gb_eval2023.sentence_pool", column="condition",
                                   expected=f"{row['condition_human']!r} (QA)",
                                   found=f"{row['condition']!r} for {row['dataset']} sentence "
                                         f"{row['sentence_id']}")
@@ -150,7 +190,7 @@ def on_human_sentences(links: pd.DataFrame, sentences: pd.DataFrame,
 
 
 def system_accuracy(links: pd.DataFrame, *, source_column: str = "model",
-                    correct_column: str = "linked_correct") -> pd.DataFrame:
+                    correct_column: str = "correct") -> pd.DataFrame:
     """Per source x dataset x condition accuracy of a system (one row per sentence)."""
     rows = []
     for (source, dataset, condition), g in links.groupby([source_column, "dataset", "condition"]):

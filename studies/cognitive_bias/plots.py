@@ -60,3 +60,38 @@ def human_scale_figure(accuracy: pd.DataFrame, datasets=("wino", "BUG")):
         ax.set_title(dataset)
         ax.legend(fontsize=8)
     return fig
+
+
+SYSTEM_MARKERS = {"SpanBERT": "s", "s2e": "D"}
+
+
+def maze_systems_figure(maze: pd.DataFrame, placement: pd.DataFrame, dataset: str):
+    """Figure 5 analogue: the people's MAZE response-time quantile curves, pro and anti
+    (correct trials, outliers removed), and each system at (its accuracy a_c, Q_c(a_c)),
+    with the bootstrap intervals of both coordinates."""
+    fig, ax = new_figure()
+    rows = maze[maze["dataset"] == dataset]
+    shares = np.round(np.arange(0.01, 1.0, 0.01), 2)
+    for condition in ("pro", "anti"):
+        times = rows.loc[rows["condition"] == condition, "time_to_answer"].to_numpy(dtype=float)
+        ax.plot(shares, np.quantile(times, shares, method="inverted_cdf"),
+                color=CONDITION_COLOURS[condition], label=f"people, {condition}")
+    mine = placement[(placement["dataset"] == dataset) & (placement["source"] != "human")]
+    mine = mine.set_index(["source", "quantity"])
+    for source in mine.index.get_level_values("source").unique():
+        for condition in ("pro", "anti"):
+            acc = mine.loc[(source, f"accuracy_{condition}")]
+            time = mine.loc[(source, f"time_{condition}")]
+            ax.errorbar([acc["estimate"]], [time["estimate"]],
+                        xerr=[[acc["estimate"] - acc["ci_low"]],
+                              [acc["ci_high"] - acc["estimate"]]],
+                        yerr=[[time["estimate"] - time["ci_low"]],
+                              [time["ci_high"] - time["estimate"]]],
+                        marker=SYSTEM_MARKERS.get(source, "o"), linestyle="none",
+                        color=CONDITION_COLOURS[condition], markeredgecolor="black",
+                        label=f"{source}, {condition}")
+    ax.set_xlabel("share of people's correct trials answered (system: its accuracy)")
+    ax.set_ylabel("time to pick the pronoun (ms)")
+    ax.set_title(f"{dataset}: systems on the MAZE curves (Lior & Stanovsky Fig. 5)")
+    ax.legend(fontsize=8)
+    return fig

@@ -11,10 +11,14 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from gbstats.exclusions import ExclusionLog
+
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
 from studies.cognitive_bias import plots as P
+from studies.cognitive_bias import systems as S
+from studies.cognitive_bias import uncertainty as U
 from studies.common import say
 
 DATASET = "cog_gb_eval2023"
@@ -30,16 +34,42 @@ def lme4_usable(run) -> bool:
 
 
 def qa_side(loaded, args, log):
-    """(all pro/anti trials with `ignored`, analysed trials, human accuracy)."""
-    trials = A.mark_ignored(A.critical_trials(loaded.tables["qa"], log),
-                            IGNORE_CHOICES[args.ignore_non_coreference])
+    """(all pro/anti trials with `ignored`, analysed trials, human accuracy, the effect of
+    --drop-repeated-responses per cell or None)."""
+    ignore_in = IGNORE_CHOICES[args.ignore_non_coreference]
+    qa = loaded.tables["qa"]
+    effect = None
+    if args.drop_repeated_responses:
+        every = A.human_accuracy(A.mark_ignored(A.critical_trials(qa, ExclusionLog()), ignore_in))
+        qa = A.drop_repeated_responses(qa, log)
+    trials = A.mark_ignored(A.critical_trials(qa, log), ignore_in)
     accuracy = A.human_accuracy(trials)
-    return trials, A.drop_ignored(trials, log), accuracy
+    if args.drop_repeated_responses:
+        effect = A.repeated_responses_effect(every, accuracy)
+    return trials, A.drop_ignored(trials, log), accuracy, effect
 
 
-def systems_side(loaded, trials: pd.DataFrame, log) -> pd.DataFrame:
-    links = A.on_human_sentences(loaded.tables["model_links"], A.human_sentences(trials), log)
-    return A.system_accuracy(links)
+def systems_side(loaded, analysed: pd.DataFrame, log):
+    """(accuracy under the published rule, both rules side by side, every scored sentence,
+    the published rule's rows on the QA sentences) on the analysed human trials' sentences."""
+    scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
+                                log)
+    seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
+    rows = {rule: S.rule_rows(seen, rule, log) for rule in S.RULES}
+    by_rule = {rule: A.system_accuracy(r) for rule, r in rows.items()}
+    both = pd.concat([t.assign(rule=rule) for rule, t in by_rule.items()], ignore_index=True)
+    return (by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
+        columns=["alpha", "n_ignored"]), scored, rows["published"])
+
+
+def delta_side(analysed, qa_systems, scored, maze_trials, n_boot: int, seed: int, log):
+    """(Delta_QA with intervals and system-vs-people tests, the same for Delta_MAZE with
+    the systems placed on the MAZE curves); systems scored on the MAZE sentences here."""
+    on_maze = A.on_human_sentences(scored, S.maze_sentences(maze_trials), log, "MAZE")
+    maze_systems = S.rule_rows(on_maze, "published", log, "MAZE")
+    qa = U.qa_delta_uncertainty(analysed, qa_systems, n_boot=n_boot, seed=seed)
+    maze = U.maze_delta_uncertainty(maze_trials, maze_systems, n_boot=n_boot, seed=seed)
+    return U.holm_within_datasets(qa, "QA"), U.holm_within_datasets(maze, "MAZE")
 
 
 def language_model_side(run, trials: pd.DataFrame):
@@ -82,8 +112,8 @@ def load(run, _):
 def fit(run, s):
     args, log = run.args, run.log
     say("[2/6] QA accuracy per dataset x alpha x condition")
-    s.trials, analysed, human = qa_side(s.loaded, args, log)
-    systems = systems_side(s.loaded, s.trials, log)
+    s.trials, analysed, human, s.repeat_effect = qa_side(s.loaded, args, log)
+    systems, s.system_rules, scored, qa_systems = systems_side(s.loaded, analysed, log)
 
     say("[3/6] correct ~ stereotype * alpha GLMMs")
     use_lme4 = lme4_usable(run)
@@ -97,6 +127,9 @@ def fit(run, s):
     s.maze, s.outliers = M.remove_outliers(s.loaded.tables["maze"], log)
     s.delta = M.maze_delta(s.maze)
     s.maze_fits = M.fit_maze_lmm(s.maze, backend="lme4") if use_lme4 else {}
+    say(f"      Delta_QA and Delta_MAZE: {args.n_boot} bootstrap replicates")
+    s.deltas = delta_side(analysed, qa_systems, scored, s.loaded.tables["maze"], args.n_boot,
+                          run.seed, log)
 
     say("[5/6] a language model as a coreference model")
     lm_accuracy, resolved, s.lm = language_model_side(run, s.trials)
@@ -107,17 +140,20 @@ def fit(run, s):
     run.warn(A.fit_warnings(s.glmms)
              + [f"MAZE LMM {d}: {w}" for d, r in s.maze_fits.items() for w in r.warnings])
     run.add_provenance(ignore_non_coreference_in=list(IGNORE_CHOICES[args.ignore_non_coreference]),
-                       lme4=use_lme4, bayes=run.bayes, draws=args.draws, limit=args.limit)
+                       drop_repeated_responses=args.drop_repeated_responses,
+                       lme4=use_lme4, bayes=run.bayes, draws=args.draws, limit=args.limit,
+                       n_boot=args.n_boot)
     return s
 
 
 def report(run, report, s) -> None:
     write_report(report, run.args, s.lm, s.accuracy, A.non_coreference_summary(s.trials),
-                 s.glmms, s.outliers, s.maze, s.delta, s.maze_fits, run)
+                 s.glmms, s.outliers, s.maze, s.delta, s.maze_fits, run, s.repeat_effect,
+                 s.system_rules, s.deltas)
 
 
 def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, maze, delta,
-                 maze_fits, run) -> None:
+                 maze_fits, run, repeat_effect, system_rules, deltas) -> None:
     ignored_in = IGNORE_CHOICES[args.ignore_non_coreference]
     report.section("Design", (
         "Data: Lior & Stanovsky (2023), `cog_gb_eval2023` (QA and MAZE experiments on "
@@ -127,20 +163,54 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         f"ignored in: {', '.join(ignored_in) or 'no dataset'}. The authors ignore them in wino "
         "only (their table script and published table); in BUG a wrong gender answer is "
         "nearly always the opposite gender, so ignoring them there would leave `unknown` as "
-        "the only possible error and push accuracy towards 100%. A system's pronoun is correct "
-        "when its predicted cluster holds the pronoun and a mention covering the referent's "
-        "head word (the loader's rule; the authors matched substrings), on the sentences "
-        "people were asked about."
+        "the only possible error and push accuracy towards 100%. Every recorded response "
+        "counts, as in the published table"
+        + (" unless --drop-repeated-responses is given (it is: one response per session "
+           "position)" if args.drop_repeated_responses else "") + ". Systems are scored by "
+        "the published rule (the authors' evaluation scripts): correct when one predicted "
+        "cluster holds a mention containing the referent's name and a mention containing "
+        "the pronoun (case-sensitive substrings), on the sentences of the analysed human "
+        "pro/anti trials, each output credited to the first pool copy of its sentence. The "
+        "`system_rules` table adds gbstats' stricter head rule (the pronoun's own mention "
+        "and a mention covering the referent's head word in one cluster)."
         + run.notes_markdown()))
 
     report.table("non_coreference_answers", non_coreference,
                  "Non-coreference answers (the binary gender opposite to the pronoun's) among "
                  "the pro/anti trials, and whether they were ignored")
 
-    report.section("QA: accuracy and Delta_QA (Table 2 analogue)")
+    report.section("QA: accuracy and Delta_QA (Table 2 analogue)", (
+        "Lior & Stanovsky (2023) Table 2, by the published counting rule: every recorded "
+        "response of a calibrated participant counts, non-coreference answers are ignored "
+        f"in {', '.join(ignored_in) or 'no dataset'}, and the systems are scored by the "
+        "authors' rule on the same sentences. "
+        + ("With these defaults every human cell (correct/total) and ignored count equals "
+           "the published table, and every system cell rounds to it (tests/studies/"
+           "test_cognitive_bias.py checks both)."
+           if tuple(ignored_in) == A.DEFAULT_IGNORE_NON_COREFERENCE and repeat_effect is None
+           else "This run departs from the published rule (see the options below), so its "
+                "cells differ from the published table.")
+        + (" This run used --drop-repeated-responses, which is NOT the published rule; "
+           "`repeated_responses_effect` shows what it changed." if repeat_effect is not None
+           else " `--drop-repeated-responses` keeps one response per session position "
+                "instead (62 wino and 32 BUG trials fewer); the report then shows how much "
+                "each cell moves.")))
     report.table("qa_accuracy", accuracy,
                  "Accuracy per dataset x source x condition (people at each alpha; systems on "
-                 "the same sentences). n_ignored: non-coreference answers left out of n_total")
+                 "the same sentences), published counting rule"
+                 + (" except one response per session position (--drop-repeated-responses)"
+                    if repeat_effect is not None else "")
+                 + ". n_ignored: non-coreference answers left out of n_total")
+    if repeat_effect is not None:
+        report.table("repeated_responses_effect", repeat_effect,
+                     "--drop-repeated-responses: per cell, the published counts (every "
+                     "response), the counts with the first response per session position, "
+                     "trials removed (n_removed, analysed + ignored) and the change in "
+                     "accuracy (points)")
+    report.table("system_rules", system_rules,
+                 "System accuracy under the published rule (substring match, first pool copy) "
+                 "and gbstats' head rule (pronoun mention + referent head in one cluster, "
+                 "every pool copy), on the same human-seen sentences")
     report.table("qa_delta", A.qa_delta(accuracy),
                  "Delta_QA = accuracy(pro) - accuracy(anti)")
 
@@ -208,6 +278,41 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                   "Anti- against pro-stereotypical accuracy: people at each alpha, systems")
     report.table("human_scale_alpha", A.human_scale_alphas(accuracy),
                  "Alpha of equal human accuracy per system and condition")
+    qa_deltas, maze_deltas = deltas
+    report.section("Delta_QA and Delta_MAZE: people against systems (Figure 5)", (
+        "Uncertainty by a two-way bootstrap: each replicate resamples the participants and, "
+        "independently, the sentences (a trial weighs its participant's times its sentence's "
+        f"multiplicity; {args.n_boot} replicates, 95% percentile intervals). Systems share the "
+        "sentence draw, so a system-minus-people difference is paired by sentence; its "
+        "p-value inverts the percentile interval (2 x the smaller tail share at or beyond "
+        "0, counted (k + 1) / (B + 1)). The "
+        "MAZE outlier rule is re-applied inside every replicate. Systems on the MAZE curves "
+        "follow the authors' Figure 5: a system with accuracy a_c on the MAZE sentences sits at "
+        "Q_c(a_c), the time within which a share a_c of people's correct c-trials were "
+        "answered. A system's Delta_MAZE = Q_anti(a_anti) - Q_pro(a_pro) is compared with "
+        "people's Delta_MAZE at the system's mean share (a_pro + a_anti) / 2: gbstats' "
+        "construction (the paper shows the placement but no test); a negative difference "
+        "means the system's pro/anti gap is larger, in human response time, than people's "
+        "at the same accuracy. Calibration, simulated on crossed designs of this size "
+        "(tests/studies/test_cognitive_bias.py): Delta_QA intervals cover 0.995 (people) and "
+        "0.96 (system) for a nominal 0.95 and the QA difference test rejects a true null at "
+        "0.01 (conservative); Delta_MAZE(0.5) intervals cover 0.99 and the MAZE difference "
+        "test rejects a true null at 0.06 (500 simulated data sets) for a nominal 0.05."))
+    report.table("qa_delta_uncertainty", qa_deltas,
+                 "Delta_QA (accuracy pro - anti) of people per alpha and of each system (published "
+                 "rule, QA sentences), and system minus people per alpha (quantity = difference), "
+                 "with 95% bootstrap intervals and p-values; p_holm: Holm within `family` "
+                 "(per dataset: every system x alpha)")
+    for dataset in [d for d in A.DATASETS if d in set(maze["dataset"])]:
+        report.figure(f"maze_systems_{dataset}", P.maze_systems_figure(maze, maze_deltas, dataset),
+                      f"{dataset}: systems placed on people's MAZE response-time curves "
+                      "(Figure 5 analogue), with 95% bootstrap intervals")
+    report.table("maze_delta_uncertainty", maze_deltas,
+                 "People's Delta_MAZE(p) (ms) with 95% bootstrap intervals; per system: "
+                 "accuracy on "
+                 "the MAZE sentences, its place on the curves (time_pro, time_anti), its "
+                 "Delta_MAZE, people's Delta_MAZE at its mean share, and the difference with "
+                 "p-value; p_holm: Holm within `family` (per dataset: every system)")
     if lm is not None:
         report.section("A language model as a coreference model", (
             f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind}): each wino "

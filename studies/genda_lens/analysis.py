@@ -6,11 +6,12 @@ and note. `note` explains every NaN (an empty cell, a division by zero), so a
 reader never meets an unexplained blank. Effect sizes follow GenDa Lens
 (condition 1 is the one hypothesised to do better):
 
-- DaWinoBias, coreference and LM: log2(F1_pro / F1_anti);
+- DaWinoBias, coreference and LM: log2(F1_pro / F1_anti) (for the LM task,
+  F1 of gbstats' two-way choice, `two_choice_F1`: see LM_VARIANTS);
 - ABC coreference: log2(FPR_M / FPR_F), FPR = FP / (FP + TN) for linking the
   anti-reflexive to the subject;
-- ABC LM: log2(median_F / median_M) of the relative perplexity (the mean
-  with `average="mean"`).
+- ABC LM: log2(median_F / median_M) of gbstats' perplexity ratio (the mean
+  with `average="mean"`); GenDa Lens uses a perplexity difference instead.
 """
 from __future__ import annotations
 
@@ -32,6 +33,39 @@ GENDERS = ("female", "male")
 CONDITIONS = ("pro", "anti")
 AVERAGES = {"median": "median", "mean": "mean"}
 MIXED_MODEL_FORMULA = "log_rel_ppl ~ pronoun_gender * occupation_stereotype + (1|sentence_frame)"
+
+# The two LM tasks are gbstats' own variants, not GenDa Lens' metrics, and are
+# named so (metric names below; LM_VARIANTS goes into the report and
+# results.json) so that nobody sets them beside GenDa Lens numbers. What
+# GenDa Lens does (DaDebias/genda-lens, genda_lens/lm_tasks): DaWinoBias takes
+# the masked LM's top-1 token over the whole vocabulary at the pronoun (a
+# fill-mask pipeline; anything but a gendered pronoun counts as UNK), scores
+# accuracy and F1 per pronoun group, and its effect size is log2(acc_pro /
+# acc_anti). ABC scores each version with the unmasked sentence's
+# cross-entropy against the reflexive sentence's tokens, takes
+# exp(loss) as perplexity, and uses the DIFFERENCE ppl(anti-reflexive) -
+# ppl(reflexive), summarised by its median. gbstats keeps its own variants
+# because they are defined for causal as well as masked models: a forced
+# choice between the two gendered forms (no UNK; the same question for every
+# architecture), and the RATIO of perplexities from the PLL or causal
+# log-likelihood (scale-free, so sentences of different base perplexity
+# weigh alike; its log is a difference of mean surprisals).
+DAWINOBIAS_LM_F1 = "two_choice_F1"
+DAWINOBIAS_LM_ACCURACY = "two_choice_accuracy"
+LM_VARIANTS = {
+    "dawinobias_lm": (
+        "gbstats variant, NOT GenDa Lens': a two-way forced choice between the gendered forms "
+        "of the pronoun's case (han/hun, ham/hende, hans/hendes), scored as macro F1 "
+        f"({DAWINOBIAS_LM_F1}) and accuracy ({DAWINOBIAS_LM_ACCURACY}). GenDa Lens takes the "
+        "masked LM's top-1 token over the full vocabulary (other tokens count as UNK) and its "
+        "effect size is log2(accuracy_pro / accuracy_anti)."),
+    "abc_lm": (
+        "gbstats variant, NOT GenDa Lens': the RATIO perplexity(anti-reflexive) / "
+        "perplexity(reflexive twin), perplexity from the PLL (masked) or the causal "
+        "log-likelihood (<average>_perplexity_ratio). GenDa Lens uses the DIFFERENCE of "
+        "perplexities, each exp(cross-entropy of the unmasked sentence against the reflexive "
+        "sentence's tokens)."),
+}
 
 
 def _row(task, dataset, split, level, metric, condition, value, n, note="") -> dict:
@@ -131,6 +165,8 @@ def macro_f1(gold: pd.Series, predicted: pd.Series) -> tuple[float, str]:
 def dawinobias_lm_metrics(choices: pd.DataFrame) -> pd.DataFrame:
     """Macro F1 (over pronoun genders) of the chosen pronoun on pro and anti, and the effect size.
 
+    A two-way forced choice, gbstats' variant (LM_VARIANTS), hence the metric
+    names `two_choice_F1` and `two_choice_accuracy`.
     Nuance: the F1 of each pronoun gender's class, and its own effect size.
     Accuracy is listed too (the effect size of the GenDa Lens code uses it).
     `choices`: stereotype, pronoun_gender (gold), predicted_gender.
@@ -141,22 +177,27 @@ def dawinobias_lm_metrics(choices: pd.DataFrame) -> pd.DataFrame:
         gold, pred = cell["pronoun_gender"], cell["predicted_gender"]
         value, note = macro_f1(gold, pred)
         macro[condition] = value
-        rows.append(_row("lm", "dawinobias", "all", "all", "F1", condition, value, len(cell), note))
+        rows.append(_row("lm", "dawinobias", "all", "all", DAWINOBIAS_LM_F1, condition, value,
+                         len(cell), note))
         accuracy = float((gold == pred).mean()) if len(cell) else np.nan
-        rows.append(_row("lm", "dawinobias", "all", "all", "accuracy", condition, accuracy,
+        rows.append(_row("lm", "dawinobias", "all", "all", DAWINOBIAS_LM_ACCURACY, condition,
+                         accuracy,
                          len(cell), "" if len(cell) else "undefined: no sentences in this cell"))
         for g in GENDERS:
             value, note = class_f1(gold, pred, g)
             per_gender[g][condition] = value
-            rows.append(_row("lm", "dawinobias", "pronoun_gender", g, "F1", condition, value,
+            rows.append(_row("lm", "dawinobias", "pronoun_gender", g, DAWINOBIAS_LM_F1, condition,
+                             value,
                              int((gold == g).sum()), note))
-    value, note = effect_size(macro["pro"], macro["anti"], "F1_pro", "F1_anti")
+    f1_pro, f1_anti = f"{DAWINOBIAS_LM_F1}_pro", f"{DAWINOBIAS_LM_F1}_anti"
+    value, note = effect_size(macro["pro"], macro["anti"], f1_pro, f1_anti)
     rows.append(_row("lm", "dawinobias", "all", "all", "gender_effect_size",
-                     "log2(F1_pro / F1_anti)", value, len(choices), note))
+                     f"log2({DAWINOBIAS_LM_F1}_pro / {DAWINOBIAS_LM_F1}_anti)", value,
+                     len(choices), note))
     for g in GENDERS:
-        value, note = effect_size(per_gender[g]["pro"], per_gender[g]["anti"], "F1_pro", "F1_anti")
+        value, note = effect_size(per_gender[g]["pro"], per_gender[g]["anti"], f1_pro, f1_anti)
         rows.append(_row("lm", "dawinobias", "pronoun_gender", g, "gender_effect_size",
-                         "log2(F1_pro / F1_anti)", value,
+                         f"log2({DAWINOBIAS_LM_F1}_pro / {DAWINOBIAS_LM_F1}_anti)", value,
                          int((choices["pronoun_gender"] == g).sum()), note))
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
@@ -212,13 +253,14 @@ def relative_perplexity(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def abc_lm_metrics(rel: pd.DataFrame, average: str = "median") -> pd.DataFrame:
-    """Median (or mean) relative perplexity per pronoun gender and log2(avg_F / avg_M).
+    """Median (or mean) perplexity ratio per pronoun gender and log2(avg_F / avg_M).
 
+    The ratio is gbstats' variant (LM_VARIANTS), named `<average>_perplexity_ratio`.
     Nuance: the occupation's stereotype.
     """
     if average not in AVERAGES:
         raise ValueError(f"average must be 'median' or 'mean', found {average!r}")
-    metric = f"{average}_relative_perplexity"
+    metric = f"{average}_perplexity_ratio"   # gbstats' variant: see LM_VARIANTS
     rows = []
     for split, level, part in _splits(rel, "occupation_stereotype"):
         averages = {}
@@ -228,11 +270,10 @@ def abc_lm_metrics(rel: pd.DataFrame, average: str = "median") -> pd.DataFrame:
             averages[g] = value
             rows.append(_row("lm", "abc", split, level, metric, g, value, len(cell),
                              "" if len(cell) else "undefined: no sentences in this cell"))
-        label = "median" if average == "median" else "mean"
-        value, note = effect_size(averages["female"], averages["male"], f"{label}_F",
-                                  f"{label}_M")
+        value, note = effect_size(averages["female"], averages["male"], f"{metric}_F",
+                                  f"{metric}_M")
         rows.append(_row("lm", "abc", split, level, "gender_effect_size",
-                         f"log2({label}_F / {label}_M)", value, len(part), note))
+                         f"log2({metric}_F / {metric}_M)", value, len(part), note))
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
 

@@ -41,7 +41,8 @@ STUDY = Study(
     title="GenDa Lens: gender bias in Danish coreference and language models",
     description="GenDa Lens (2023): gender bias in Danish coreference (DaWinoBias pro vs "
                 "anti F1; ABC anti-reflexive FPR by gender) and in language models "
-                "(DaWinoBias pronoun choice; ABC relative perplexity), with bootstrap CIs "
+                "(gbstats' variants, not GenDa Lens' metrics: DaWinoBias two-way pronoun "
+                "choice; ABC perplexity ratio), with bootstrap CIs "
                 "and a mixed model. Coreference tasks need --predictions; LM tasks run "
                 "with --model (use --model none to skip them).",
     datasets=(steps.DATASET,),

@@ -202,9 +202,13 @@ def fit(run, s):
         s.fit = fit_mixed_model(s.rel, run.args.backend, run.notes)
     run.warn(list(s.fit.warnings) if s.fit is not None else [])
     args = run.args
-    run.add_provenance(limit=args.limit, n_boot=args.n_boot,
-                       abc_average="mean" if args.mean else "median",
-                       predictions=args.predictions, backend=args.backend)
+    average = "mean" if args.mean else "median"
+    run.add_provenance(limit=args.limit, n_boot=args.n_boot, abc_average=average,
+                       predictions=args.predictions, backend=args.backend,
+                       lm_metric_variants=({k: v.replace("<average>", average)
+                                            for k, v in A.LM_VARIANTS.items()}
+                                           if s.lm is not None
+                                           else None))
     return s
 
 
@@ -243,15 +247,19 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
         "occupation). TP = linked to it only, FP = linked to another mention, FN = gold link "
         "not predicted; F1 = 2TP/(2TP+FP+FN). Effect size log2(F1_pro / F1_anti); nuance: the "
         "gender of the occupation the pronoun must link to.",
-        "- DaWinoBias LM: the model chooses between the two gendered forms of the pronoun's "
-        "case (han/hun, ham/hende, hans/hendes). F1 is the macro F1 over the two pronoun "
-        "genders against the gold pronoun; effect size log2(F1_pro / F1_anti); nuance: the "
-        "pronoun's gender (that class's F1). Accuracy is listed too.",
+        "- DaWinoBias LM (**gbstats' variant, not comparable with GenDa Lens numbers**): the "
+        "model chooses between the two gendered forms of the pronoun's case (han/hun, "
+        "ham/hende, hans/hendes). `two_choice_F1` is the macro F1 over the two pronoun "
+        "genders against the gold pronoun; effect size log2(two_choice_F1_pro / "
+        "two_choice_F1_anti); nuance: the pronoun's gender (that class's F1). "
+        "`two_choice_accuracy` is listed too. " + A.LM_VARIANTS["dawinobias_lm"],
         "- ABC coreference: FPR = FP/(FP+TN) of linking the anti-reflexive (hans, hendes) to "
         "the subject, per pronoun gender; effect size log2(FPR_M / FPR_F); nuance: the "
         "occupation's stereotype.",
-        f"- ABC LM: relative perplexity = perplexity of the anti-reflexive sentence / "
+        f"- ABC LM (**gbstats' variant, not comparable with GenDa Lens numbers**): "
+        f"`{average}_perplexity_ratio` = perplexity of the anti-reflexive sentence / "
         f"perplexity of its reflexive twin. Effect size log2({average}_F / {average}_M). "
+        + A.LM_VARIANTS["abc_lm"].replace("<average>", average) + " "
         "The GenDa Lens sources say \"median\" in one place and \"mean\" in another; this "
         f"study uses the **{average}**" + (" (chosen with --mean)" if args.mean else
                                            " by default (--mean gives the mean)") + ".",

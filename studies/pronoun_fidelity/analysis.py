@@ -14,17 +14,18 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from gbstats.errors import GbstatsError
+from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
 from studies.pronoun_fidelity.instances import CASES, PRONOUN_ORDER, PRONOUN_SETS, task_frame
 
 CHANCE = 1 / len(PRONOUN_SETS)
 GLMM_FORMULA = ("correct ~ n_distractors * pronoun_set + case + (1|occupation) "
                 "+ (1|context_template)")
-# The paper's comparisons (issue 8): adjacent pronoun sets, accusative vs each other case
+# The paper's comparisons (Gautam et al. 2024, Table 5): adjacent pronoun sets plus she vs
+# xe, and accusative vs each other case
 WELCH_COMPARISONS = [("pronoun_set", "he", "she"), ("pronoun_set", "she", "they"),
-                     ("pronoun_set", "they", "xe"), ("case", "accusative", "nominative"),
-                     ("case", "accusative", "possessive")]
+                     ("pronoun_set", "she", "xe"), ("pronoun_set", "they", "xe"),
+                     ("case", "accusative", "nominative"), ("case", "accusative", "possessive")]
 WELCH_DISTRACTORS = (0, 5)
 ATTRIBUTION_CATEGORIES = ("distraction", "bias", "other")
 
@@ -115,13 +116,32 @@ def accuracy_by_seed(results: pd.DataFrame, grouping: str | None) -> pd.DataFram
     return out[["model", "n_distractors", "grouping", "level", "seed", "accuracy", "n"]]
 
 
+def unique_instance_counts(results: pd.DataFrame, grouping: str | None) -> pd.DataFrame:
+    """Distinct instances per model x n_distractors (x level): the seeds' samples overlap."""
+    keys = ["model", "n_distractors"] + ([grouping] if grouping else [])
+    out = results.groupby(keys, observed=True)["instance"].nunique().rename(
+        "n_unique_instances").reset_index()
+    out["grouping"] = grouping or "all"
+    out["level"] = out[grouping] if grouping else "all"
+    return out[["model", "n_distractors", "grouping", "level", "n_unique_instances"]]
+
+
 def accuracy_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and SD over seeds of accuracy: overall, by pronoun set and by case."""
-    per_seed = pd.concat([accuracy_by_seed(results, g) for g in (None, "pronoun_set", "case")],
-                         ignore_index=True)
+    """Mean and SD over seeds of accuracy: overall, by pronoun set and by case.
+
+    `n_instances` counts rows over the seeds; `n_unique_instances` the distinct
+    instances among them (fewer: the seeds' samples overlap).
+    """
+    groupings = (None, "pronoun_set", "case")
+    per_seed = pd.concat([accuracy_by_seed(results, g) for g in groupings], ignore_index=True)
     out = per_seed.groupby(["model", "n_distractors", "grouping", "level"], sort=False).agg(
         mean=("accuracy", "mean"), sd=("accuracy", "std"), n_seeds=("seed", "nunique"),
         n_instances=("n", "sum")).reset_index()
+    if "instance" in results.columns:
+        unique = pd.concat([unique_instance_counts(results, g) for g in groupings],
+                           ignore_index=True)
+        out = out.merge(unique, on=["model", "n_distractors", "grouping", "level"],
+                        how="left", validate="one_to_one")
     out["chance"] = CHANCE
     return sort_levels(out)
 
@@ -140,12 +160,24 @@ def sort_levels(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[order].reset_index(drop=True)
 
 
+# What the Welch tests can and cannot say; printed with their table.
+WELCH_LIMITS = (
+    "Limits: each group has 3 per-seed accuracies, so a test has about 2-4 df and detects "
+    "only large differences. The 3 seeds' samples overlap (an instance can be drawn by 2 or 3 "
+    "seeds), so the accuracies are not independent and their SD understates the sampling "
+    "variability: the p-values are not calibrated. They reproduce the paper's comparisons as "
+    "a description; the test with the right unit is the GLMM on unique instances (its "
+    "pronoun-set terms compare sets at the fewest distractors, with occupation and context "
+    "template as random effects).")
+
+
 def welch_table(results: pd.DataFrame, distractors=WELCH_DISTRACTORS) -> pd.DataFrame:
     """Welch's t-tests of per-seed accuracies for the paper's comparisons.
 
     The unit is a seed's accuracy (3 per group with the default design), as
     the accuracies are reported as mean and SD over seeds. A comparison that
     cannot be tested (fewer than 2 seeds, no variation) gets NaNs and a note.
+    See WELCH_LIMITS for what these tests cannot do.
     """
     from gbstats.hypothesis_tests import correct_pvalues, welch_ttest
 
@@ -188,12 +220,50 @@ def welch_table(results: pd.DataFrame, distractors=WELCH_DISTRACTORS) -> pd.Data
 # --- no context: preferences and case consistency ------------------------------------
 
 def case_consistency(no_context: pd.DataFrame) -> pd.DataFrame:
+    """One Pearson r per model and pair of cases, as Gautam et al. (2024, Table 5) report it.
+
+    The r is taken over every occupation x pronoun-set cell of the
+    context-free probabilities (p_he, p_she, p_they, p_xe of each occupation
+    in one case against the same cell in the other), so one number says how
+    alike the model's whole context-free distributions are in the two cases.
+    `same_choice_share` is the share of occupations whose context-free choice
+    is the same in both cases. No p-value or interval is given: the 4 cells of
+    an occupation sum to 1 and are not independent, so a Pearson test on them
+    would overstate its n. The per-set view is `case_consistency_by_pronoun_set`.
+    """
+    rows = []
+    cells = [f"p_{s}" for s in PRONOUN_ORDER]
+    for model, per_model in no_context.groupby("model", sort=False):
+        wide_choice = per_model.pivot(index="occupation", columns="case", values="predicted")
+        by_cell = per_model.melt(id_vars=["occupation", "case"], value_vars=cells,
+                                 var_name="cell", value_name="p").pivot(
+            index=["occupation", "cell"], columns="case", values="p")
+        for case_a, case_b in combinations(CASES, 2):
+            if case_a not in wide_choice or case_b not in wide_choice:
+                continue
+            both = wide_choice[[case_a, case_b]].dropna()
+            paired = by_cell[[case_a, case_b]].dropna()
+            row = {"model": model, "case_a": case_a, "case_b": case_b,
+                   "n_occupations": int(paired.index.get_level_values("occupation").nunique()),
+                   "n_cells": len(paired),
+                   "same_choice_share": float((both[case_a] == both[case_b]).mean())
+                   if len(both) else np.nan}
+            varies = len(paired) >= 3 and paired[case_a].std() > 0 and paired[case_b].std() > 0
+            row.update(r=float(np.corrcoef(paired[case_a], paired[case_b])[0, 1])
+                       if varies else np.nan,
+                       note="" if varies else "not computed: fewer than 3 cells or no variation")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "case_a", "case_b", "n_occupations", "n_cells",
+                                       "r", "same_choice_share", "note"])
+
+
+def case_consistency_by_pronoun_set(no_context: pd.DataFrame) -> pd.DataFrame:
     """Pearson r across occupations between two cases' probabilities of a pronoun set.
 
-    For every model, pronoun set and pair of cases (paper, Appendix F), plus
-    the share of occupations whose context-free choice is the same in both
-    cases. A correlation that cannot be computed (fewer than 4 occupations,
-    no variation) gets NaNs and a note.
+    gbstats' finer view of `case_consistency`: for every model, pronoun set
+    and pair of cases, plus the share of occupations whose context-free
+    choice is the same in both cases. A correlation that cannot be computed
+    (fewer than 4 occupations, no variation) gets NaNs and a note.
     """
     from gbstats.hypothesis_tests import correlation
 
@@ -287,18 +357,80 @@ def error_attribution_table(errors: pd.DataFrame) -> pd.DataFrame:
 
 # --- beyond the paper: logistic mixed model --------------------------------------------
 
+# Unit of analysis: the unique instance. The 3 seeds draw their samples from
+# the same finite set (7,200 instances without distractors), so a pooled table
+# holds some instances 2 or 3 times (28% of the rows at 0 distractors with the
+# default design). Scoring is deterministic, so a repeat carries the same
+# outcome and no new information; counting it as a new observation shrinks the
+# standard errors. We fit on unique instances rather than adding (1|instance):
+# most instances occur once, so an instance variance would be barely
+# identified, and repeats with identical 0/1 outcomes would inflate it towards
+# separation; deduplicating gives the same answer with fewer assumptions, and
+# duplicating the data leaves the fit unchanged (tested).
+#
+# Distractors enter as a factor nested in the pronoun set: one log-odds
+# effect of k distractors vs none per set and k. A straight line in
+# n_distractors assumes fidelity decays at a constant rate, but encoder-only
+# models are not monotone (Gautam et al. 2024: on average accuracy falls by 34
+# points with one distractor but by 13 points for encoders with five). With
+# only 6 distractor counts the factor is the saturated, shape-free choice: no
+# knots to pick (a spline on 6 points would save at most 2 df per set, which
+# 2,160 instances per count do not need), and each coefficient reads directly.
+GLMM_FORMULA = ("correct ~ pronoun_set + pronoun_set:distractors + case + (1|occupation) "
+                "+ (1|context_template)")
+# Priors of the Bayesian twin. gbstats' bernoulli default gives factor-level
+# coefficients Normal(0, 1) on the log-odds scale, which would pull large
+# distractor effects towards 0: a decoder falling from 95% to 20% correct is a
+# change of about -4.3, and with the factor parameterisation every such change
+# is one coefficient (a simulated -4.5 came back as -3.2 with N(0, 1)).
+# Normal(0, 2.5), the scale rstanarm uses for logistic coefficients, keeps
+# them weakly informative.
+GLMM_PRIORS = {"common": {"dist": "Normal", "mu": 0, "sigma": 2.5}}
+EFFECT_COLUMNS = ["model", "backend", "pronoun_set", "n_distractors", "estimate", "se",
+                  "ci_low", "ci_high", "p_value", "monotone_decline"]
+
+
+def unique_instances(results: pd.DataFrame, log: ExclusionLog | None = None) -> pd.DataFrame:
+    """One row per model x instance: the repeats drawn by several seeds are dropped.
+
+    A repeat must agree with the first row on `correct` (scoring is
+    deterministic); a disagreement is an error, not something to average.
+    The dropped repeats are counted in `log` per model.
+    """
+    keys = ["model", "instance"] if "model" in results.columns else ["instance"]
+    outcomes = results.groupby(keys, sort=False)["correct"].nunique()
+    if (outcomes > 1).any():
+        first = outcomes[outcomes > 1].index[0]
+        raise DataValidationError("one instance has different outcomes in different seeds",
+                                  source="instance results", column="correct",
+                                  expected="the same prediction for the same text",
+                                  found=f"{first!r} scored both right and wrong")
+    repeated = results.duplicated(keys)
+    if log is not None:
+        models = results["model"] if "model" in results.columns else pd.Series("all", results.index)
+        for model in models.unique():
+            n = int((repeated & (models == model)).sum())
+            log.record(f"{model}: instances drawn by more than one seed, counted once in the "
+                       "GLMM", n, unit="rows", stage="GLMM")
+    return results.loc[~repeated].reset_index(drop=True)
+
+
 def glmm_rows(results: pd.DataFrame) -> pd.DataFrame:
-    """The GLMM's data: n_distractors numeric, pronoun_set with `he` as reference."""
-    data = results[["correct", "n_distractors", "pronoun_set", "case", "occupation",
-                    "context_template"]].copy()
-    data["n_distractors"] = data["n_distractors"].astype(float)
+    """The GLMM's data: unique instances; `distractors` a factor with the fewest as
+    reference, `pronoun_set` with `he` as reference."""
+    unique = unique_instances(results)
+    data = unique[["correct", "n_distractors", "pronoun_set", "case", "occupation",
+                   "context_template"]].copy()
+    counts = sorted(int(n) for n in data["n_distractors"].unique())
+    data["distractors"] = pd.Categorical(data["n_distractors"].astype(int).astype(str),
+                                         categories=[str(n) for n in counts])
     data["pronoun_set"] = pd.Categorical(data["pronoun_set"], categories=PRONOUN_ORDER)
     return data
 
 
 def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
               seed: int) -> dict:
-    """{backend: FitResult} for GLMM_FORMULA on one model's results."""
+    """{backend: FitResult} for GLMM_FORMULA on one model's unique instances."""
     data = glmm_rows(results)
     fits = {}
     if lme4:
@@ -308,61 +440,42 @@ def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
     if bayes:
         from gbstats.bayes import fit_bayes
 
-        fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", draws=draws,
-                                 tune=draws, seed=seed)
+        fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", priors=GLMM_PRIORS,
+                                 draws=draws, tune=draws, seed=seed)
     return fits
 
 
-# The same model with one decay slope per pronoun set instead of he's slope plus
-# differences: lme4 then reports each set's slope with its own SE and CI.
-DECAY_FORMULA = ("correct ~ pronoun_set + pronoun_set:n_distractors + case + (1|occupation) "
-                 "+ (1|context_template)")
-DECAY_COLUMNS = ["model", "backend", "pronoun_set", "slope", "se", "ci_low", "ci_high",
-                 "p_value"]
+def distractor_effects(fit) -> pd.DataFrame:
+    """Per pronoun set and number of distractors: the log-odds change from none.
+
+    Read off the `pronoun_set<set>:distractors<k>` terms of a GLMM_FORMULA fit
+    (any backend: lme4 gives Wald SEs, CIs and p; pymc posterior mean, SD and
+    95% interval). `monotone_decline` says whether a set's effects never rise
+    as distractors are added (starting from 0 at none): False marks the
+    non-monotone pattern a linear slope would misdescribe.
+    """
+    coefs = fit.coefs[fit.coefs["term"].str.contains(":distractors", regex=False)]
+    parts = coefs["term"].str.extract(r"^pronoun_set(?P<set>.+):distractors(?P<k>\d+)$")
+    table = pd.DataFrame({"pronoun_set": parts["set"].to_numpy(),
+                          "n_distractors": parts["k"].astype(int).to_numpy(),
+                          "estimate": coefs["estimate"].to_numpy(), "se": coefs["se"].to_numpy(),
+                          "ci_low": coefs["ci_low"].to_numpy(),
+                          "ci_high": coefs["ci_high"].to_numpy(),
+                          "p_value": coefs["p_value"].to_numpy()})
+    table = table.sort_values(["pronoun_set", "n_distractors"],
+                              key=lambda c: c.map(LEVEL_ORDER) if c.name == "pronoun_set" else c,
+                              kind="stable").reset_index(drop=True)
+    monotone = {s: bool(np.all(np.diff(np.r_[0.0, rows["estimate"].to_numpy()]) <= 0))
+                for s, rows in table.groupby("pronoun_set")}
+    table["monotone_decline"] = table["pronoun_set"].map(monotone)
+    return table
 
 
-def fit_decay_lme4(results: pd.DataFrame):
-    """GLMM_FORMULA reparameterised as DECAY_FORMULA, fitted with lme4."""
-    from gbstats.lmm import fit_glmm
-
-    return fit_glmm(DECAY_FORMULA, glmm_rows(results), family="binomial", backend="lme4")
-
-
-def decay_from_lme4(fit) -> pd.DataFrame:
-    """Per-set slopes from a DECAY_FORMULA fit (terms `pronoun_set<set>:n_distractors`)."""
-    coefs = fit.coefs[fit.coefs["term"].str.endswith(":n_distractors")]
-    return pd.DataFrame({"pronoun_set": coefs["term"].str.removesuffix(":n_distractors")
-                         .str.removeprefix("pronoun_set").to_numpy(),
-                         "slope": coefs["estimate"].to_numpy(), "se": coefs["se"].to_numpy(),
-                         "ci_low": coefs["ci_low"].to_numpy(),
-                         "ci_high": coefs["ci_high"].to_numpy(),
-                         "p_value": coefs["p_value"].to_numpy()})
-
-
-def decay_from_posterior(fit) -> pd.DataFrame:
-    """Per-set slopes from a Bayesian GLMM_FORMULA fit: he's slope plus each set's
-    interaction, draw by draw (posterior mean, SD, 2.5% and 97.5% quantiles)."""
-    posterior = fit.idata.posterior
-    base = posterior["n_distractors"]
-    interaction = posterior["n_distractors:pronoun_set"]
-    dim = interaction.dims[-1]
-    draws = {PRONOUN_ORDER[0]: base}
-    for level in interaction.coords[dim].values:
-        draws[str(level)] = base + interaction.sel({dim: level})
-    rows = []
-    for pronoun_set, d in draws.items():
-        values = d.to_numpy().ravel()
-        rows.append({"pronoun_set": pronoun_set, "slope": values.mean(), "se": values.std(ddof=1),
-                     "ci_low": np.quantile(values, 0.025), "ci_high": np.quantile(values, 0.975),
-                     "p_value": np.nan})
-    return pd.DataFrame(rows)
-
-
-def decay_table(decays: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
-    """Stack per-set slopes keyed by (model, backend)."""
-    rows = [d.assign(model=model, backend=backend) for (model, backend), d in decays.items()]
-    return (pd.concat(rows, ignore_index=True)[DECAY_COLUMNS] if rows
-            else pd.DataFrame(columns=DECAY_COLUMNS))
+def effects_table(effects: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Stack distractor effects keyed by (model, backend)."""
+    rows = [d.assign(model=model, backend=backend) for (model, backend), d in effects.items()]
+    return (pd.concat(rows, ignore_index=True)[EFFECT_COLUMNS] if rows
+            else pd.DataFrame(columns=EFFECT_COLUMNS))
 
 
 def glmm_table(fits_by_model: dict[str, dict]) -> pd.DataFrame:

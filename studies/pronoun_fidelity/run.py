@@ -59,6 +59,7 @@ STUDY = Study(
     add_flags=add_flags,
     model="many",
     shortcut=steps.print_counts,
+    engine=True,  # --engine ray: its scoring is large
     load=steps.load, score=steps.score, fit=steps.fit, report=steps.report,
 )
 main = STUDY.main

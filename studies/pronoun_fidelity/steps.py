@@ -122,23 +122,20 @@ def fit(run, s):
     s.attribution = A.error_attribution_table(A.attribute_errors(results, s.no_context, run.log))
     s.consistency = A.case_consistency(s.no_context)
     use_lme4 = args.backend == "lme4" and run.lme4_available("the lme4 GLMM", plural=False)
-    s.fits, decays, decay_warnings = {}, {}, []
+    s.fits, effects = {}, {}
     if len(args.distractors) < 2:
         run.note("The GLMM needs at least two numbers of distractors; it was skipped.")
     elif use_lme4 or run.bayes:
+        A.unique_instances(results, run.log)   # count the seed repeats the GLMM drops
         for model, rows in results.groupby("model", sort=False):
             say(f"  {model}: {A.GLMM_FORMULA}")
             s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
                                         draws=args.draws, seed=run.seed)
-            if use_lme4:
-                decay_fit = A.fit_decay_lme4(rows)
-                decays[(model, "lme4")] = A.decay_from_lme4(decay_fit)
-                decay_warnings += fit_warnings({"lme4": decay_fit}, f"GLMM by set {model}")
-            if "pymc" in s.fits[model]:
-                decays[(model, "pymc")] = A.decay_from_posterior(s.fits[model]["pymc"])
-    s.decay = A.decay_table(decays)
+            for backend, fit in s.fits[model].items():
+                effects[(model, backend)] = A.distractor_effects(fit)
+    s.effects = A.effects_table(effects)
     run.warn([w for model, by_backend in s.fits.items()
-              for w in fit_warnings(by_backend, f"GLMM {model}")] + decay_warnings)
+              for w in fit_warnings(by_backend, f"GLMM {model}")])
     run.add_provenance(distractors=args.distractors, per_seed=args.per_seed, n_seeds=N_SEEDS,
                        occupations=args.occupations, bayes=run.bayes, draws=args.draws,
                        lme4=use_lme4)
@@ -147,11 +144,11 @@ def fit(run, s):
 
 def report(run, report, s) -> None:
     write_report(report, run.args, s.names, s.counts, s.samples, s.no_context, s.accuracy,
-                 s.welch, s.attribution, s.consistency, s.fits, s.decay, run)
+                 s.welch, s.attribution, s.consistency, s.fits, s.effects, run)
 
 
 def write_report(report, args, names, counts, samples, no_context, accuracy, welch, attribution,
-                 consistency, fits, decay, run) -> None:
+                 consistency, fits, effects, run) -> None:
     per_seed = samples.groupby(["n_distractors", "seed"]).size()
     report.section("Design", (
         f"Models: {', '.join(f'`{n}`' for n in names)}. Each instance is an introduction "
@@ -172,7 +169,8 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
                   "Accuracy against the number of distractors per pronoun set (mean ± SD over "
                   "seeds; dotted: chance)")
     report.table("welch", welch, "Welch's t-tests of per-seed accuracies (the paper's "
-                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model")
+                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model. "
+                 + A.WELCH_LIMITS)
     report.section("Error attribution", (
         "An error is a *distraction* if the model chose the distractor pronoun, *bias* if it "
         "chose its own context-free choice for that occupation and case, and *other* "
@@ -186,20 +184,28 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
     report.table("no_context_preferences", A.preference_summary(no_context),
                  "Occupations whose context-free choice is each pronoun set, by case")
     report.table("case_consistency", consistency,
-                 "Pearson r across occupations between the context-free probabilities of a "
-                 "pronoun set in two cases (Appendix F); same_choice_share: occupations with "
-                 "the same context-free choice in both cases")
+                 "One Pearson r per pair of cases, as in Gautam et al. (2024), Table 5: over "
+                 "every occupation x pronoun-set cell of the context-free probabilities; "
+                 "same_choice_share: occupations with the same context-free choice in both "
+                 "cases. No p-value: an occupation's 4 cells sum to 1, so they are not "
+                 "independent")
+    report.table("case_consistency_by_pronoun_set", A.case_consistency_by_pronoun_set(no_context),
+                 "gbstats' finer view: Pearson r across occupations between the context-free "
+                 "probabilities of one pronoun set in two cases (Appendix F)")
     if fits:
         report.section("Beyond the paper: logistic mixed model", (
-            f"`{A.GLMM_FORMULA}` per model (n_distractors numeric, `he` and `accusative` as "
-            "references; context_template = the introduction's template). The interaction terms "
-            "are how much faster (negative) or slower than for `he` the log-odds of a correct "
-            "answer fall per added distractor. lme4: Laplace ML, Wald z; pymc: posterior mean, "
-            f"SD and 95% interval ({args.draws} tuning steps and {args.draws} draws per "
-            "chain)."))
-        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness")
-        report.table("decay_by_pronoun_set", decay,
-                     "How fast fidelity decays: change in the log-odds of a correct answer per "
-                     "added distractor, per pronoun set. lme4: the same model refitted as "
-                     f"`{A.DECAY_FORMULA}` (one slope per set, Wald SE and CI); pymc: he's "
-                     "slope plus each set's interaction, draw by draw")
+            f"`{A.GLMM_FORMULA}` per model, fitted on unique instances (an instance drawn by "
+            "several seeds counts once: see Exclusions). `distractors` is a factor (reference: "
+            "the fewest distractors), nested in the pronoun set, so the model assumes no shape "
+            "for the decay: encoder-only models are not monotone in the number of distractors. "
+            "`he` and `accusative` are the references; context_template = the introduction's "
+            "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
+            f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
+            "priors on the coefficients)."))
+        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
+                     "(unique instances)")
+        report.table("distractor_effects", effects,
+                     "How fidelity changes with distractors: per pronoun set, the change in the "
+                     "log-odds of a correct answer with k distractors against the fewest "
+                     "(terms pronoun_set<set>:distractors<k> of the GLMM). monotone_decline: "
+                     "False where a set's log-odds rise again as distractors are added")

@@ -39,6 +39,7 @@ STUDY = Study(
     datasets=("papineau2022", "watson2023"),
     add_flags=add_flags,
     model="optional",
+    engine=True,  # --engine ray: its scoring is large
     load=steps.load, score=steps.score, fit=steps.fit, report=steps.report,
 )
 main = STUDY.main

@@ -226,8 +226,9 @@ def report_rq2(report, s) -> None:
         "p_holm: Holm within one family per grouping). The Mann-Whitney tests form one "
         "family of four."), simulated=simulated)
     report.table("group_correlations", s.correlations,
-                 "Correlation of model scores with each group's mean ratings (Watson et al. "
-                 "2023's analysis)", simulated=simulated, digits=3)
+                 "Correlation of model scores (surprisal in bits, or probability) with each "
+                 "group's mean ratings; r does not depend on the unit (Watson et al. 2023's "
+                 "analysis)", simulated=simulated, digits=3)
     if not s.comparisons.empty:
         report.table("group_correlation_comparisons", s.comparisons,
                      "Does the model align with one group better than another? (raw r, "

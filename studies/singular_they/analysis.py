@@ -14,11 +14,22 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from gbstats.errors import JoinError
+from gbstats.errors import DataValidationError, JoinError
 from gbstats.fitting import stack_fits
 from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, BOLD_TYPES
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
+# The model as Watson et al. (2023) fit it (camilliere/part_5_regression.R in
+# juliawatson/bert-social-attitudes): surprisal in nats (-ln p) and both
+# factors coded +1/-1 (+1 = close, +1 = gendered), no interaction (left out
+# there because it gave a singular fit), a random intercept per frame. Its
+# slopes are half the close-minus-distant (gendered-minus-not) difference in
+# nats; MODEL_FORMULA's are the whole difference in bits, 2/ln 2 = 2.885 times
+# larger. This one is the model to compare with the paper's estimates.
+PAPER_FORMULA = "surprisal_nats ~ close_pm1 + gendered_pm1 + (1|frame)"
+# (units, coding) of each model-side formula, written next to every estimate.
+MODEL_SCALES = {MODEL_FORMULA: ("bits", "0/1 indicators (1 = close, 1 = gendered)"),
+                PAPER_FORMULA: ("nats", "+1/-1 sum coding (+1 = close, +1 = gendered)")}
 HUMAN_FORMULA = "rating ~ close * gendered + (1|participant) + (1|item)"
 # Sum (+1/-1) coding for the human model: with the close x gendered
 # interaction in the model, treatment-coded `closedistant` would be the
@@ -40,6 +51,44 @@ def stimuli_summary(stimuli: pd.DataFrame) -> pd.DataFrame:
 def close_gendered_rows(scored: pd.DataFrame) -> pd.DataFrame:
     """The 4 bold conditions (160 items with the shipped stimuli)."""
     return scored[scored["antecedent_type"].isin(BOLD_TYPES)].reset_index(drop=True)
+
+
+def paper_scale_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The closeness x gender rows on Watson et al.'s scale, coded in the data itself.
+
+    Adds `surprisal_nats` (surprisal in bits x ln 2, i.e. -ln p) and
+    `close_pm1`, `gendered_pm1` (+1 where the 0/1 indicator is 1, -1 where it
+    is 0). The +/-1 codes are explicit columns, so the fit needs no contrast
+    option and anyone reading the data sees the coding.
+    """
+    for column in ("surprisal", "close", "gendered"):
+        if column not in rows.columns:
+            raise DataValidationError("a column the paper-scale model needs is missing",
+                                      source="scored stimuli", column=column,
+                                      expected="surprisal (bits) and 0/1 close, gendered",
+                                      found=f"columns {list(rows.columns)}")
+    for column in ("close", "gendered"):
+        bad = rows.loc[~rows[column].isin([0, 1])]
+        if len(bad):
+            first = bad.iloc[0]
+            raise DataValidationError("an indicator is not 0/1", source="scored stimuli",
+                                      column=column, expected="0 or 1",
+                                      found=f"{first[column]!r} for item {first.get('item', '?')}")
+    return rows.assign(surprisal_nats=rows["surprisal"] * np.log(2),
+                       close_pm1=2 * rows["close"].astype(int) - 1,
+                       gendered_pm1=2 * rows["gendered"].astype(int) - 1)
+
+
+def fit_table(fits: dict, *, units: str, coding: str) -> pd.DataFrame:
+    """`stack_fits` with `units` and `coding` columns, so that a table read on its
+    own (results.json has no captions) still says what scale its estimates are on."""
+    return stack_fits(fits, FIT_COLUMNS).assign(units=units, coding=coding)
+
+
+def model_fit_table(fits: dict, formula: str) -> pd.DataFrame:
+    """`fit_table` of a model-side LMM, labelled with its formula's units and coding."""
+    units, coding = MODEL_SCALES[formula]
+    return fit_table(fits, units=f"surprisal in {units}", coding=coding)
 
 
 def human_factor_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -89,8 +138,12 @@ def coding_note(fits: dict) -> str:
     return fit_notes(first)[0] if first is not None else ""
 
 
-def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.DataFrame:
-    """Mean and 95% t-interval of `value` per antecedent type (items are the unit)."""
+def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal",
+                      units: str | None = None) -> pd.DataFrame:
+    """Mean and 95% t-interval of `value` per antecedent type (items are the unit).
+
+    `units`, when given, becomes a column (e.g. "surprisal in bits").
+    """
     from scipy import stats
 
     rows = []
@@ -102,7 +155,10 @@ def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal") -> pd.Data
                 if len(v) > 1 else np.nan)
         rows.append({"antecedent_type": t, "label": ANTECEDENT_LABELS[t], "n": len(v),
                      "mean": v.mean(), "ci_low": v.mean() - half, "ci_high": v.mean() + half})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if units is not None:
+        table["units"] = units
+    return table
 
 
 def adjusted_surprisal(surprisal: pd.Series) -> pd.Series:
@@ -262,14 +318,26 @@ def score_targets(stimuli: pd.DataFrame, lm, *, use_cache: bool = True,
     return joined
 
 
-def side_by_side(model_fits: dict, human_fits: dict) -> pd.DataFrame:
-    """Model-side and human-side estimates per term and backend, in one table.
+# How the human model codes its factors (HUMAN_CONTRASTS, human_factor_rows).
+HUMAN_CODING = "+1/-1 sum coding (+1 = close, +1 = gendered)"
 
-    Only the terms both models share (intercept, close, gendered) line up; the
-    human model's interaction has no model-side counterpart.
+
+def side_by_side(model_fits: dict, human_fits: dict, *, model_formula: str = PAPER_FORMULA,
+                 human_coding: str = HUMAN_CODING) -> pd.DataFrame:
+    """Model-side and human-side estimates per effect and backend, in one table.
+
+    Only the effects both models share (intercept, close, gendered) line up;
+    the human model's interaction has no model-side counterpart. `effect`
+    names the factor whatever its column is called (close_pm1 -> close), and
+    `units` and `coding` say what each row's estimate is measured in: read
+    across sides only where the codings agree.
     """
-    model = stack_fits(model_fits, FIT_COLUMNS).assign(side="model surprisal")
-    human = stack_fits(human_fits, FIT_COLUMNS).assign(side="human rating")
-    both = pd.concat([model, human], ignore_index=True)
-    return both[["term", "side", "backend", "estimate", "ci_low", "ci_high", "p_value"]] \
-        .sort_values(["term", "side", "backend"], kind="stable").reset_index(drop=True)
+    model = model_fit_table(model_fits, model_formula).assign(side="model surprisal")
+    human = fit_table(human_fits, units="rating points", coding=human_coding) \
+        .assign(side="human rating")
+    both = pd.concat([t for t in (model, human) if not t.empty], ignore_index=True)
+    # close_pm1 (model) and close1 (the human model's sum-coded term) are one effect
+    both["effect"] = both["term"].str.replace(r"(_pm1|1)(?=$|:)", "", regex=True)
+    return both[["effect", "term", "side", "backend", "estimate", "ci_low", "ci_high", "p_value",
+                 "units", "coding"]] \
+        .sort_values(["effect", "side", "backend"], kind="stable").reset_index(drop=True)

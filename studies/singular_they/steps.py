@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.fitting import fit_warnings, fit_with_twin, stack_fits
+from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from studies.common import say
 from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
@@ -74,11 +74,15 @@ def score(run, s):
 
 def fit(run, s):
     args = run.args
-    twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False}
+    # unchanged fits are reused from the fit cache, next to the score cache
+    twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False, **run.cache}
     say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
     s.backends = lmm_backends(run)
     s.model_fits = fit_with_twin(A.MODEL_FORMULA, A.close_gendered_rows(s.scored),
                                  backends=s.backends, **twin)
+    # Watson et al.'s scale (nats, +/-1): the estimates to compare with the paper's.
+    s.paper_fits = fit_with_twin(A.PAPER_FORMULA, A.paper_scale_rows(
+        A.close_gendered_rows(s.scored)), backends=s.backends, **{**twin, "bayes": False})
 
     say("[3/5] correlating the model with each group of people")
     for grouping in ("nb_group",):
@@ -102,7 +106,11 @@ def fit(run, s):
                  "only the lme4 backend fits; it was skipped")
         if run.bayes:
             s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **human_twin)
-    run.warn(fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
+    run.warn(fit_warnings(s.paper_fits, "model LMM, paper scale")
+             + fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
+    for note in reused_fits_note({"model LMM, paper scale": s.paper_fits,
+                                  "model LMM": s.model_fits, "human model": s.human_fits}):
+        run.note(note)
     run.add_provenance(stimuli_version=STIMULI_VERSION, simulated_human_data=s.simulated,
                        backends=s.backends, bayes=run.bayes, draws=args.draws,
                        n_boot=args.n_boot)
@@ -126,7 +134,7 @@ def report(run, report, s) -> None:
                  "Stimuli per antecedent type")
 
     report.section("RQ1: surprisal of the target form by antecedent type")
-    by_type = A.surprisal_by_type(scored)
+    by_type = A.surprisal_by_type(scored, units="surprisal in bits")
     report.table("surprisal_by_type", by_type, "Mean surprisal (bits) of the target form by "
                  "antecedent type, with 95% t-intervals over items")
     constant = float(scored["surprisal"].max().__ceil__())
@@ -139,16 +147,27 @@ def report(run, report, s) -> None:
     report.figure("surprisal_unadjusted", A.plot_by_type(
         by_type, "surprisal (bits)", f"{lm.name}: surprisal of the target form"),
         "Surprisal of the target form by antecedent type, 95% CIs")
-    report.table("lmm_close_gendered", stack_fits(s.model_fits, A.FIT_COLUMNS),
-                 f"`{A.MODEL_FORMULA}` on the four closeness x gender conditions "
-                 f"({int(A.close_gendered_rows(scored).shape[0])} items), by backend. "
-                 "lme4: REML, Satterthwaite t tests and 95% t intervals with the same df; "
-                 "statsmodels: REML, Wald z tests and intervals; pymc: posterior "
-                 "mean, SD and 95% interval")
+    n_bold = int(A.close_gendered_rows(scored).shape[0])
+    report.table("lmm_close_gendered_paper_scale",
+                 A.model_fit_table(s.paper_fits, A.PAPER_FORMULA),
+                 f"The model comparable with Watson et al. (2023): `{A.PAPER_FORMULA}` on the "
+                 f"four closeness x gender conditions ({n_bold} items): surprisal in nats, "
+                 "close and gendered coded +1/-1 (columns close_pm1, gendered_pm1), so a slope "
+                 "is half the difference between its two levels. lme4: REML, Satterthwaite t "
+                 "tests and 95% t intervals with the same df; statsmodels: REML, Wald z tests "
+                 "and intervals")
+    report.table("lmm_close_gendered", A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
+                 f"The same data as gbstats' indicator view: `{A.MODEL_FORMULA}`, surprisal in "
+                 "bits, close and gendered coded 0/1, so a slope is the whole difference in "
+                 "bits (2/ln 2 = 2.885 times the paper-scale slope; not comparable with the "
+                 "paper's estimates). lme4: REML, Satterthwaite t tests and 95% t intervals "
+                 "with the same df; statsmodels: REML, Wald z tests and intervals; pymc: "
+                 "posterior mean, SD and 95% interval")
 
     AL.report_rq2(report, s)
     if s.human_fits:
-        report.table("human_model", stack_fits(s.human_fits, A.FIT_COLUMNS),
+        report.table("human_model", A.fit_table(s.human_fits, units="rating points",
+                                                coding=A.HUMAN_CODING),
                      f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
                      + A.coding_note(s.human_fits), simulated=simulated)
         report.table("human_main_effects", A.human_main_effects(s.human_fits),
@@ -156,7 +175,8 @@ def report(run, report, s) -> None:
                      "coding, so each is averaged over the other factor; estimate = difference "
                      "between the two marginal means = 2 x the +1/-1 coefficient)",
                      simulated=simulated)
-        report.table("model_vs_human_effects", A.side_by_side(s.model_fits, s.human_fits),
-                     "Closeness and gender effects: model surprisal vs. people's ratings "
-                     "(opposite signs expected: surprisal is lower where ratings are higher)",
+        report.table("model_vs_human_effects", A.side_by_side(s.paper_fits, s.human_fits),
+                     "Closeness and gender effects, both +1/-1 coded: model surprisal (nats) "
+                     "vs. people's ratings (opposite signs expected: surprisal is lower where "
+                     "ratings are higher); units and coding per row",
                      simulated=simulated)

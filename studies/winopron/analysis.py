@@ -15,8 +15,9 @@ probability 1/2, independently per sentence):
   F1 = n pi / (n pi + n/2) = 2 pi / (2 pi + 1); 0.5 when the classes are
   balanced (WinoPron is: each pair has one template per answer).
 - accuracy: share of sentences resolved to the gold entity; chance 0.5.
-- pronoun consistency: a template counts only if it is solved with all four
-  pronoun sets (`gbstats.metrics.group_minimum_consistency`); chance 0.5^4.
+- pronoun consistency: a template counts only if it is solved with all its
+  pronoun sets (`gbstats.metrics.group_minimum_consistency`): four on WinoPron,
+  chance 0.5^4; he/she/they on the original Winogender templates, chance 0.5^3.
 - disambiguation consistency: a pair (the two templates that differ only in
   the answer) counts, per pronoun set, only if both are solved; chance 0.25.
 
@@ -34,9 +35,9 @@ import pandas as pd
 
 from gbstats import metrics as M
 from gbstats.errors import DataValidationError
-from studies.winopron.sentences import CASES, ENTITIES, PRONOUN_SETS
+from studies.winopron.sentences import (CASES, ENTITIES, PRONOUN_SETS,
+                                       PRONOUN_SETS_OF_TEMPLATE_SET)
 
-PRONOUN_CONSISTENCY_CHANCE = 0.5 ** 4
 DISAMBIGUATION_CHANCE = 0.25
 ACCURACY_CHANCE = 0.5
 METRIC_COLUMNS = ["template_set", "version", "grouping", "level", "metric", "value", "chance",
@@ -100,19 +101,37 @@ def f1_scores(resolved: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def expected_pronoun_sets(resolved: pd.DataFrame) -> list[str]:
+    """The pronoun sets every template of this table is meant to have.
+
+    WinoPron templates come with all four sets; the original Winogender
+    templates with he/she/they only (PRONOUN_SETS_OF_TEMPLATE_SET). A table
+    without a template_set column, or mixing both, is held to all four.
+    """
+    sets = set(resolved["template_set"]) if "template_set" in resolved.columns else set()
+    if len(sets) == 1:
+        return list(PRONOUN_SETS_OF_TEMPLATE_SET[sets.pop()])
+    return list(PRONOUN_SETS)
+
+
 def pronoun_consistency(resolved: pd.DataFrame) -> dict:
-    """Share of templates solved with every pronoun set (chance 0.5^4)."""
+    """Share of templates solved with every pronoun set of their template set.
+
+    Chance is 0.5^k for k sets: 0.5^4 on WinoPron, 0.5^3 on the original
+    Winogender templates (he/she/they).
+    """
+    levels = expected_pronoun_sets(resolved)
+    chance = 0.5 ** len(levels)
     if resolved.empty:
-        return {"metric": "pronoun_consistency", "value": np.nan,
-                "chance": PRONOUN_CONSISTENCY_CHANCE, "n": 0, "unit": "templates",
-                "note": "no templates"}
+        return {"metric": "pronoun_consistency", "value": np.nan, "chance": chance, "n": 0,
+                "unit": "templates", "note": "no templates"}
     per_template = M.group_minimum_consistency(
         with_correct(resolved), unit="template_id", over="pronoun_set", score="correct",
-        expected_levels=list(PRONOUN_SETS))
+        expected_levels=levels)
     solved = int((per_template["consistency"] == 1).sum())
     return {"metric": "pronoun_consistency", "value": solved / len(per_template),
-            "chance": PRONOUN_CONSISTENCY_CHANCE, "n": len(per_template), "unit": "templates",
-            "note": "", "successes": solved}
+            "chance": chance, "n": len(per_template), "unit": "templates",
+            "note": f"solved with all of {'/'.join(levels)}", "successes": solved}
 
 
 def disambiguation_consistency(resolved: pd.DataFrame, *, split_pairs: str = "error") -> dict:

@@ -113,6 +113,23 @@ def _suggest(unknown: str, known: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def drop_old_template_xe(predictions: pd.DataFrame, known: set, *, source: str,
+                         exclusions: ExclusionLog) -> pd.DataFrame:
+    """Leave out, and count, predictions for xe sentences built from the original templates.
+
+    Earlier versions listed them (`--write-ids`), but the original Winogender
+    baseline is he/she/they only (sentences.PRONOUN_SETS_OF_TEMPLATE_SET), so
+    a file made then still reads; its extra rows are reported, not used.
+    """
+    ids = predictions["sentence_id"]
+    retired = ids.str.startswith("old.") & ids.str.endswith(".xe") & ~ids.isin(known)
+    if retired.any():
+        exclusions.record(f"predictions in {source} for original-template sentences with xe: "
+                          "not part of the he/she/they Winogender baseline, ignored",
+                          int(retired.sum()), unit="sentences", stage="predictions")
+    return predictions.loc[~retired]
+
+
 def join_predictions(sentences: pd.DataFrame, predictions: pd.DataFrame, *, source: str,
                      allow_missing: bool = False,
                      exclusions: ExclusionLog | None = None) -> pd.DataFrame:
@@ -123,6 +140,7 @@ def join_predictions(sentences: pd.DataFrame, predictions: pd.DataFrame, *, sour
     """
     exclusions = exclusions if exclusions is not None else ExclusionLog()
     known = set(sentences["sentence_id"])
+    predictions = drop_old_template_xe(predictions, known, source=source, exclusions=exclusions)
     unknown = predictions.loc[~predictions["sentence_id"].isin(known)]
     if len(unknown):
         first = unknown.iloc[0]

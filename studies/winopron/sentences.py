@@ -38,6 +38,13 @@ PRONOUN_SETS: dict[str, dict[str, str]] = {
     "they": {"nominative": "they", "accusative": "them", "possessive": "their"},
     "xe": {"nominative": "xe", "accusative": "xem", "possessive": "xyr"},
 }
+# The original Winogender baseline is what Rudinger et al. (2018) published and
+# Gautam et al. (2024) compare against: 120 templates x he/she/they = 360
+# sentences. xe is new in WinoPron; instantiating the old templates with it
+# would add 120 sentences the baseline never had and lower its F1, which
+# understates the drop from Winogender to WinoPron.
+PRONOUN_SETS_OF_TEMPLATE_SET: dict[str, tuple[str, ...]] = {
+    "new": tuple(PRONOUN_SETS), "old": ("he", "she", "they")}
 CASES = ("nominative", "accusative", "possessive")
 SLOT_OF_CASE = {"nominative": "$NOM_PRONOUN", "accusative": "$ACC_PRONOUN",
                 "possessive": "$POSS_PRONOUN"}
@@ -96,18 +103,24 @@ def template_rows(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def instantiate(templates: pd.DataFrame, pronoun_sets=tuple(PRONOUN_SETS)) -> pd.DataFrame:
-    """Every template with every pronoun set: one row per sentence, `text` in memory only.
+def instantiate(templates: pd.DataFrame, pronoun_sets=None) -> pd.DataFrame:
+    """Every template with its pronoun sets: one row per sentence, `text` in memory only.
 
-    Adds sentence_id, pronoun_set, pronoun, text and they_agreement_changed.
+    By default each template set gets its own sets (PRONOUN_SETS_OF_TEMPLATE_SET:
+    all four for WinoPron, he/she/they for the original Winogender templates);
+    `pronoun_sets` overrides that for every template. Adds sentence_id,
+    pronoun_set, pronoun, text and they_agreement_changed.
     """
-    unknown = [p for p in pronoun_sets if p not in PRONOUN_SETS]
-    if unknown:
-        raise UnknownNameError("pronoun set", unknown[0], list(PRONOUN_SETS))
+    if pronoun_sets is not None:
+        unknown = [p for p in pronoun_sets if p not in PRONOUN_SETS]
+        if unknown:
+            raise UnknownNameError("pronoun set", unknown[0], list(PRONOUN_SETS))
     rows = []
     for row in templates.itertuples(index=False):
         base = fill_entities(row.template_text, row.occupation, row.participant)
-        for name in pronoun_sets:
+        names = (pronoun_sets if pronoun_sets is not None
+                 else PRONOUN_SETS_OF_TEMPLATE_SET[row.template_set])
+        for name in names:
             pronoun = PRONOUN_SETS[name][row.case]
             text = place_at_slot(base, SLOT_OF_CASE[row.case], pronoun)
             changed = False

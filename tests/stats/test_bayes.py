@@ -243,7 +243,12 @@ def frame_effect_mean(seed: int, n_frames: int = 40) -> float:
 @pytest.fixture(scope="session")
 def recovery_fit():
     data, truth = surprisal_data(seed=RECOVERY_SEED)
-    return fit_bayes("surprisal ~ close + gendered + (1|frame)", data), truth
+    # 4,000 draws per chain: the test also asserts a clean bill of health
+    # (bulk ESS >= 400 for every parameter). With PyTensor linked to OpenBLAS
+    # the chains follow another numerical path, and at the default 2,000 draws
+    # the frame SD's bulk ESS came out at 354; the guard is about recovery, not
+    # about the default draw count being enough for every seed.
+    return fit_bayes("surprisal ~ close + gendered + (1|frame)", data, draws=4000), truth
 
 
 def test_recovers_simulated_parameters(recovery_fit):
@@ -336,7 +341,9 @@ def test_agrees_with_live_lme4_on_crossed_design():
     data = pd.read_csv(REFERENCE / "crossed.csv")
     formula = "y ~ cond + (1 | subject) + (1 | item)"
     lme4_fit = fit_lmm(formula, data, backend="lme4")
-    fit = fit_bayes(formula, data, loo=False)
+    # 4,000 draws per chain, as in the recovery test: with PyTensor linked to
+    # OpenBLAS the default 2,000 gave a max R-hat of 1.012 on this design.
+    fit = fit_bayes(formula, data, loo=False, draws=4000)
     assert fit.fit_stats["max_rhat"] <= 1.01 and fit.fit_stats["min_ess_bulk"] >= 400
     compare_with_lme4(fit, lme4_fit.coefs)
     assert set(zip(fit.ranef_var["group"], fit.ranef_var["term"])) == \

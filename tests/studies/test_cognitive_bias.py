@@ -11,12 +11,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
+from studies.cognitive_bias import systems as S
 from studies.cognitive_bias.run import main
 
 REFERENCE_R = (Path(__file__).resolve().parents[2] / "studies" / "cognitive_bias" / "reference"
@@ -90,7 +93,7 @@ def test_qa_delta_is_pro_minus_anti_per_alpha_and_system():
 def test_system_rows_restricted_to_sentences_people_saw_and_conditions_checked():
     links = pd.DataFrame({"model": "s2e", "dataset": "wino", "sentence_id": [1, 2, 3],
                           "condition": ["pro", "anti", "pro"],
-                          "linked_correct": [True, False, True]})
+                          "correct": [True, False, True]})
     seen = pd.DataFrame({"dataset": "wino", "sentence_id": [1, 2], "condition": ["pro", "anti"]})
     log = ExclusionLog()
     kept = A.on_human_sentences(links, seen, log)
@@ -232,35 +235,215 @@ def human_table(loaded):
     return trials, A.human_accuracy(trials)
 
 
-# The authors' published accuracies (percent), from experiment_results/processed/
-# combined_table.md in SLAB-NLP/Cog-GB-Eval at commit c5c3a1f2 (the paper's Table 2
-# numbers for people), computed by their generate_human_results_table.py.
-AUTHORS_TABLE = {
-    ("wino", 0.75): (89.80, 89.72), ("wino", 0.5): (88.76, 87.56), ("wino", 0.25): (78.66, 78.50),
-    ("BUG", 0.75): (87.77, 82.81), ("BUG", 0.5): (85.66, 79.14), ("BUG", 0.25): (82.58, 75.69),
+# Lior & Stanovsky (2023) Table 2, people: (correct, total) per alpha and
+# condition and the ignored non-coreference answers (wino), as published with
+# their counts in SLAB-NLP/Cog-GB-Eval experiment_results/processed/humans/QA/
+# {wino,BUG}/aggregated.md (wino at commit 9c58a38c, BUG at aad23139); the
+# percentages are the paper's Table 2 and experiment_results/processed/
+# combined_table.md (commit c5c3a1f2).
+PUBLISHED_HUMANS = {
+    ("wino", 0.75): {"pro": (546, 608), "anti": (567, 632), "ignored": 27},
+    ("wino", 0.5): {"pro": (537, 605), "anti": (556, 635), "ignored": 30},
+    ("wino", 0.25): {"pro": (457, 581), "anti": (482, 614), "ignored": 67},
+    ("BUG", 0.75): {"pro": (445, 507), "anti": (424, 512), "ignored": 0},
+    ("BUG", 0.5): {"pro": (442, 516), "anti": (406, 513), "ignored": 0},
+    ("BUG", 0.25): {"pro": (422, 511), "anti": (386, 510), "ignored": 0},
+}
+# Table 2, systems (percent, one decimal), = combined_table.md at commit c5c3a1f2.
+PUBLISHED_SYSTEMS = {
+    ("wino", "SpanBERT"): {"pro": 86.5, "anti": 73.4}, ("wino", "s2e"): {"pro": 91.3, "anti": 77.7},
+    ("BUG", "SpanBERT"): {"pro": 62.1, "anti": 60.0}, ("BUG", "s2e"): {"pro": 61.7, "anti": 59.3},
 }
 
 
-def test_human_accuracy_matches_the_authors_table(human_table):
-    # Tolerance 0.5 points: the loader keeps the first of a response recorded
-    # twice at one session position (62 wino, 32 BUG trials, spread over 12 cells
-    # of ~600) and drops participants missing from the calibration file; the
-    # authors counted the repeats. E.g. wino alpha 0.75 anti: theirs 567/632, ours
-    # two fewer of each, a 0.03-point change. Larger gaps would mean a different rule.
+def assert_published_human_cells(acc: pd.DataFrame) -> None:
+    for (dataset, alpha), published in PUBLISHED_HUMANS.items():
+        cells = acc[(acc["dataset"] == dataset) & (acc["source"] == "human")
+                    & (acc["alpha"] == alpha)].set_index("condition")
+        for condition in ("pro", "anti"):
+            got = tuple(int(v) for v in cells.loc[condition, ["n_correct", "n_total"]])
+            assert got == published[condition], (dataset, alpha, condition)
+        assert int(cells["n_ignored"].sum()) == published["ignored"], (dataset, alpha)
+
+
+def assert_published_system_cells(acc: pd.DataFrame) -> None:
+    # 0.05 points: the published values are rounded to one decimal.
+    for (dataset, model), published in PUBLISHED_SYSTEMS.items():
+        cells = acc[(acc["dataset"] == dataset) & (acc["source"] == model)].set_index("condition")
+        for condition, value in published.items():
+            assert 100 * cells.loc[condition, "accuracy"] == pytest.approx(value, abs=0.05), (
+                dataset, model, condition)
+
+
+def test_human_cells_equal_the_published_table(human_table):
     _, acc = human_table
-    for (dataset, alpha), (pro, anti) in AUTHORS_TABLE.items():
-        cells = acc[(acc["dataset"] == dataset) & (acc["alpha"] == alpha)].set_index("condition")
-        assert 100 * cells.loc["pro", "accuracy"] == pytest.approx(pro, abs=0.5), (dataset, alpha)
-        assert 100 * cells.loc["anti", "accuracy"] == pytest.approx(anti, abs=0.5), (dataset, alpha)
+    assert_published_human_cells(acc)
 
 
-def test_ignored_answers_are_the_wino_non_coreference_answers(human_table):
-    trials, acc = human_table
-    wino = trials[trials["dataset"] == "wino"]
-    assert acc.loc[acc["dataset"] == "wino", "n_ignored"].sum() == wino["non_coreference"].sum()
-    assert acc.loc[acc["dataset"] == "BUG", "n_ignored"].sum() == 0
-    # every cell's trials are accounted for: analysed + ignored = all pro/anti trials
-    assert (acc["n_total"] + acc["n_ignored"]).sum() == len(trials)
+@pytest.fixture(scope="module")
+def system_tables(loaded):
+    log = ExclusionLog()
+    trials = A.mark_ignored(A.critical_trials(loaded.tables["qa"], ExclusionLog()))
+    analysed = A.drop_ignored(trials, ExclusionLog())
+    scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
+                                log)
+    seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
+    return scored, seen, log
+
+
+def test_system_cells_equal_the_published_table(system_tables):
+    _, seen, _ = system_tables
+    assert_published_system_cells(A.system_accuracy(S.rule_rows(seen, "published",
+                                                                ExclusionLog())))
+
+
+def test_every_output_and_pool_sentence_is_scored_or_counted(system_tables, loaded):
+    scored, _, log = system_tables
+    counts = {e.reason: e.n for e in log.entries}
+    outputs, pool = loaded.tables["model_outputs"], loaded.tables["sentence_pool"]
+    for model in ("SpanBERT", "s2e"):
+        for dataset in ("wino", "BUG"):
+            prefix = f"{model} {dataset}: "
+            mine = scored[(scored["model"] == model) & (scored["dataset"] == dataset)]
+            n_lines = int(((outputs["model"] == model) & (outputs["dataset"] == dataset)).sum())
+            assert (mine["output_line"].nunique()
+                    + counts[prefix + "model output whose sentence is not in the pool"]
+                    + counts[prefix + "repeated output for a sentence already matched "
+                                      "(identical prediction)"]) == n_lines
+            assert len(mine) + counts[prefix + "pool sentence with no model output"] == int(
+                (pool["dataset"] == dataset).sum())
+    # the two BUG lines whose sentence is not in gold_BUG.csv (module docstring)
+    assert counts["SpanBERT BUG: model output whose sentence is not in the pool"] == 2
+    assert counts["SpanBERT wino: model output whose sentence is not in the pool"] == 0
+
+
+def test_system_scores_on_hand_checked_sentences(system_tables):
+    scored, _, _ = system_tables
+    rows = scored.set_index(["model", "dataset", "sentence_id"])
+    # models/SpanBERT/BUG.jsonl line 1: "My friend , who grew up in Africa , explained
+    # that in his mental models , he ...", clusters [[0,7],[12,12],[16,16]]. gold_BUG
+    # uid 0: profession "friend", g "he". Mention [0,7] "My friend , ... Africa" holds
+    # "friend", [16,16] is "he": correct by both rules.
+    row = rows.loc[("SpanBERT", "BUG", 0)]
+    assert row["output_line"] == 1 and row["published_correct"] and row["head_correct"] == 1.0
+    # models/SpanBERT/wino.jsonl line 1: "The developer argued with the designer because
+    # she did not like the design ." clusters [[[0,1],[7,7]]]; pool row 2913: developer,
+    # she, anti-pro: correct by both rules.
+    row = rows.loc[("SpanBERT", "wino", 2913)]
+    assert row["output_line"] == 1 and row["published_correct"] and row["head_correct"] == 1.0
+    assert row["condition"] == "anti"
+
+
+# --------------------------------------------------------------------------- system rules
+
+def test_published_rule_is_a_case_sensitive_substring_match():
+    tokens = "The teacher said that she was late .".split()
+    # "he" is inside "The teacher": the published rule accepts a cluster without the pronoun
+    assert S.published_correct(tokens, [[[0, 1]]], "teacher", "he")
+    # one mention may supply both the entity and the pronoun
+    assert S.published_correct(tokens, [[[1, 4]]], "teacher", "she")
+    # case-sensitive: "She" at the start of a sentence does not contain "she"
+    starts = "She told the nurse .".split()
+    assert not S.published_correct(starts, [[[0, 0], [2, 3]]], "nurse", "she")
+    assert not S.published_correct(tokens, [], "teacher", "she")
+    # the head rule needs the pronoun's own mention and the entity's head in one cluster
+    assert S.head_correct(tokens, [[[0, 1]]], "teacher", 1, "she", 4) == 0.0
+    assert S.head_correct(tokens, [[[0, 1], [4, 4]]], "teacher", 1, "she", 4) == 1.0
+    assert np.isnan(S.head_correct(tokens, [[[0, 1]]], "nurse", 1, "she", 4))
+
+
+def test_text_key_ignores_whitespace_and_repairs_the_spanbert_artefact():
+    assert S.text_key("stand by and don'thing .") == S.text_key("stand by and do nothing.")
+    assert S.text_key("a  b\tc") == "abc"
+
+
+def _outputs(rows):
+    return pd.DataFrame([{"model": "m", "dataset": "wino", "line": line, "text": text,
+                          "tokens": text.split(), "clusters": clusters}
+                         for line, text, clusters in rows])
+
+
+def _pool(sentences):
+    return pd.DataFrame({"dataset": "wino", "sentence_id": range(len(sentences)),
+                         "sentence": sentences, "entity": "a", "entity_hint": 0,
+                         "pronoun": "b", "pronoun_hint": 0, "sentence_type": "pro-anti",
+                         "condition": "pro"})
+
+
+def test_match_credits_the_first_copy_and_counts_the_rest():
+    pool = _pool(["a b .", "x y .", "a b ."])      # sentence 2 repeats sentence 0
+    outputs = _outputs([(1, "a b .", [[[0, 0], [1, 1]]]), (2, "a b .", [[[0, 0], [1, 1]]]),
+                        (3, "q r .", [])])
+    log = ExclusionLog()
+    matched = S.match_outputs(outputs, pool, log)
+    assert matched["sentence_id"].tolist() == [0, 2]
+    assert matched["first_copy"].tolist() == [True, False]
+    assert matched["output_line"].tolist() == [1, 1]
+    counts = {e.reason: e.n for e in log.entries}
+    assert counts["m wino: model output whose sentence is not in the pool"] == 1
+    assert counts["m wino: repeated output for a sentence already matched "
+                  "(identical prediction)"] == 1
+    assert counts["m wino: pool sentence with no model output"] == 1
+    published = S.rule_rows(S.score_sentences(matched), "published", log)
+    assert published["sentence_id"].tolist() == [0]
+    head = S.rule_rows(S.score_sentences(matched), "head", ExclusionLog())
+    assert head["sentence_id"].tolist() == [0, 2] and head["correct"].all()
+
+
+def test_two_different_outputs_for_one_sentence_are_an_error():
+    outputs = _outputs([(1, "a b .", [[[0, 0], [1, 1]]]), (2, "a b .", [])])
+    with pytest.raises(DataValidationError, match="two different outputs"):
+        S.match_outputs(outputs, _pool(["a b .", "a b ."]), ExclusionLog())
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_tokens=st.integers(3, 12), data=st.data())
+def test_pronoun_links_needs_pronoun_and_entity_head_in_one_cluster(n_tokens, data):
+    entity_head = data.draw(st.integers(0, n_tokens - 1))
+    pronoun = data.draw(st.integers(0, n_tokens - 1).filter(lambda i: i != entity_head))
+    start = data.draw(st.integers(0, entity_head))
+    entity_mention = [start, entity_head]
+    if start <= pronoun <= entity_head:
+        entity_mention = [entity_head, entity_head]
+    together = [[entity_mention, [pronoun, pronoun]]]
+    apart = [[entity_mention], [[pronoun, pronoun]]]
+    assert S.pronoun_links(together, pronoun, (entity_head, entity_head)) == (True, True)
+    assert S.pronoun_links(apart, pronoun, (entity_head, entity_head)) == (True, False)
+    assert S.pronoun_links([], pronoun, (entity_head, entity_head)) == (False, False)
+
+
+def test_locate_words_prefers_the_occurrence_nearest_the_hint():
+    tokens = "His friend said his brother saw his dog .".split()
+    assert S.locate_words(tokens, "his", 0) == (0, 0)      # case-insensitive
+    assert S.locate_words(tokens, "his", 5) == (6, 6)
+    assert S.locate_words(tokens, "his", 4) == (3, 3)      # |3-4| = 1 < |6-4| = 2
+    assert S.locate_words("the construction worker left".split(),
+                          "construction worker", 0) == (1, 2)
+    assert S.locate_words(tokens, "cat", 0) is None
+
+
+# --------------------------------------------------------------------------- repeated responses
+
+def test_drop_repeated_responses_keeps_the_first_and_counts_same_and_changed():
+    qa = pd.DataFrame({"dataset": ["wino"] * 4 + ["BUG"] * 2, "session": [1, 1, 1, 2, 3, 3],
+                       "position": [0, 0, 0, 0, 5, 5],
+                       "answer": ["male", "male", "female", "male", "unknown", "unknown"],
+                       "repeated_response": [False, True, True, False, False, True]})
+    log = ExclusionLog()
+    kept = A.drop_repeated_responses(qa, log)
+    assert kept["repeated_response"].sum() == 0 and len(kept) == 3
+    counts = [e.n for e in log.entries]
+    assert counts == [1, 1, 1, 0]   # wino same, wino changed, BUG same, BUG changed
+
+
+def test_repeated_responses_effect_is_the_difference_per_cell():
+    every = pd.DataFrame([("wino", "human", 0.5, "pro", 9, 10, 0.9, 2)], columns=A.ACCURACY_COLUMNS)
+    first = pd.DataFrame([("wino", "human", 0.5, "pro", 7, 8, 0.875, 1)],
+                         columns=A.ACCURACY_COLUMNS)
+    effect = A.repeated_responses_effect(every, first).iloc[0]
+    # removed: (10 + 2) - (8 + 1) = 3 trials; change: 87.5 - 90 = -2.5 points
+    assert effect["n_removed"] == 3
+    assert effect["change_points"] == pytest.approx(-2.5)
 
 
 @pytest.mark.needs_r
@@ -340,6 +523,10 @@ def test_end_to_end_tables_and_files(run_without_models, loaded):
     assert len(systems) == 2 * 2 * 2 and systems["alpha"].isna().all()
     assert (acc["accuracy"] == acc["n_correct"] / acc["n_total"]).all()
     assert set(acc["condition"]) == {"pro", "anti"} and set(acc["dataset"]) == {"wino", "BUG"}
+    # issue 14's "done when": the default run is Lior & Stanovsky's Table 2
+    assert_published_human_cells(acc)
+    assert_published_system_cells(acc)
+    assert "published counting rule" in (out / "report.md").read_text()
 
     delta = pd.DataFrame(tables["maze_delta"])
     assert (delta["delta"] == delta["quantile_anti"] - delta["quantile_pro"]).all()
@@ -371,6 +558,223 @@ def test_end_to_end_with_the_language_model(data_dir, tmp_path):
     assert len(resolved) == 4
     assert ((resolved["margin"] > 0) == resolved["resolved_correct"]).all()
     assert np.allclose(resolved["margin"], resolved["logprob_referent"] - resolved["logprob_other"])
+
+
+@pytest.mark.slow
+def test_drop_repeated_responses_flag_reports_what_it_moved(data_dir, tmp_path):
+    out = tmp_path / "run"
+    code = main(["--model", "none", "--no-lme4", "--no-bayes", "--drop-repeated-responses",
+                 "--out", str(out), "--data-dir", str(data_dir)])
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    effect = pd.DataFrame(results["tables"]["repeated_responses_effect"])
+    # the published side of the comparison is the published table, cell for cell
+    assert_published_human_cells(effect.rename(columns={
+        "n_correct_published": "n_correct", "n_total_published": "n_total",
+        "n_ignored_published": "n_ignored"}).assign(source="human"))
+    # issue 14: with one response per session position, wino alpha 0.75 is pro
+    # 542/603 and anti 565/630, with 26 ignored answers
+    cells = effect[(effect["dataset"] == "wino") & (effect["alpha"] == 0.75)].set_index("condition")
+    assert tuple(cells.loc["pro", ["n_correct_deduplicated", "n_total_deduplicated"]]) == (542, 603)
+    anti = cells.loc["anti", ["n_correct_deduplicated", "n_total_deduplicated"]]
+    assert tuple(anti) == (565, 630)
+    assert cells["n_ignored_deduplicated"].sum() == 26
+    removed = {r["reason"]: r["n"] for r in results["exclusions"]
+               if "--drop-repeated-responses" in r["reason"]}
+    assert len(removed) == 4 and sum(removed.values()) > 0
+    assert (effect["change_points"] == 100 * (effect["accuracy_deduplicated"]
+                                              - effect["accuracy_published"])).all()
+
+
+# --------------------------------------------------------------------------- Delta uncertainty
+
+from studies.cognitive_bias import uncertainty as U   # noqa: E402
+
+
+def test_crossed_level_counts_resample_every_factor_to_its_size():
+    counts = U.crossed_level_counts([5, 7], np.random.default_rng(1))
+    assert [c.sum() for c in counts] == [5, 7] and [len(c) for c in counts] == [5, 7]
+
+
+def test_qa_delta_statistic_weights_trials_by_participant_times_sentence():
+    trials = pd.DataFrame({"participant": ["a", "a", "b", "b"], "sentence_id": [1, 2, 1, 2],
+                           "alpha": 0.5, "condition": ["pro", "anti", "pro", "anti"],
+                           "is_correct": [True, False, False, True]})
+    systems = pd.DataFrame({"model": "m", "sentence_id": [1, 2], "condition": ["pro", "anti"],
+                            "correct": [True, False]})
+    labels, statistic, n_levels = U.qa_delta_statistic(trials, systems)
+    assert n_levels == (2, 2)
+    assert [(source, kind) for source, _, kind in labels] == [
+        ("human", None), ("m", None), ("m", "difference")]
+    # all ones: people pro 1/2, anti 1/2 -> 0; system 1 - 0 = 1; difference 1
+    assert statistic([np.array([1, 1]), np.array([1, 1])]).tolist() == [0.0, 1.0, 1.0]
+    # participant a twice, b never; sentence 1 three times, sentence 2 once:
+    # people pro = a's sentence-1 trial (correct), anti = a's sentence-2 trial (wrong)
+    # -> delta 1; the system keeps 1 - 0 = 1; difference 0
+    assert statistic([np.array([2, 0]), np.array([3, 1])]).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_percentile_p_value_inverts_the_interval():
+    draws = np.array([[-1.0, 1.0], [1.0, 2.0], [2.0, np.nan], [3.0, 4.0]])
+    # column 1: one of four at or below 0, three at or above: 2 (1 + 1) / 5 = 0.8
+    # column 2: three defined, none at or below 0: 2 (0 + 1) / 4 = 0.5
+    assert U.percentile_p_value(draws).tolist() == pytest.approx([0.8, 0.5])
+
+
+def test_quantile_at_is_the_inverted_cdf():
+    times = np.arange(1.0, 11.0)                    # 1..10
+    # inverted CDF at p is the ceil(10 p)-th value: 0.25 -> 3rd, 0.5 -> 5th, 1 -> 10th
+    assert U.quantile_at(times, [0.25, 0.5, 1.0]).tolist() == [3.0, 5.0, 10.0]
+
+
+def test_point_estimates_equal_the_report_tables(loaded):
+    log = ExclusionLog()
+    trials = A.mark_ignored(A.critical_trials(loaded.tables["qa"], log))
+    analysed = A.drop_ignored(trials, log)
+    scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
+                                log)
+    qa_systems = S.rule_rows(A.on_human_sentences(scored, A.human_sentences(analysed), log),
+                             "published", log)
+    qa = U.qa_delta_uncertainty(analysed, qa_systems, n_boot=5)
+    accuracy = pd.concat([A.human_accuracy(trials), A.system_accuracy(qa_systems)])
+    expected = A.qa_delta(accuracy)
+    for row in expected.itertuples(index=False):
+        got = qa[(qa["dataset"] == row.dataset) & (qa["source"] == row.source)
+                 & (qa["quantity"] == "delta")
+                 & ((qa["alpha"] == row.alpha) | (qa["alpha"].isna() & np.isnan(row.alpha)))]
+        assert got["estimate"].item() == pytest.approx(row.delta)
+    maze = loaded.tables["maze"]
+    maze_systems = S.rule_rows(A.on_human_sentences(scored, S.maze_sentences(maze), log, "MAZE"),
+                               "published", log, "MAZE")
+    placed = U.maze_delta_uncertainty(maze, maze_systems, n_boot=5)
+    cleaned, _ = M.remove_outliers(maze, ExclusionLog())
+    table = M.maze_delta(cleaned, M.TABLE_GRID)
+    human = placed[placed["source"] == "human"]
+    assert human["estimate"].tolist() == pytest.approx(table["delta"].tolist())
+    # Figure 5: a system at accuracy a on the pro curve sits at the pro quantile Q(a)
+    wino = placed[(placed["dataset"] == "wino") & (placed["source"] == "SpanBERT")].set_index(
+        "quantity")["estimate"]
+    pro_times = cleaned.loc[(cleaned["dataset"] == "wino") & (cleaned["condition"] == "pro"),
+                            "time_to_answer"]
+    assert wino["time_pro"] == np.quantile(pro_times, wino["accuracy_pro"],
+                                           method="inverted_cdf")
+    assert wino["delta_maze"] == wino["time_anti"] - wino["time_pro"]
+
+
+def _simulated_qa(rng, n_people=30, n_sentences=80, per_person=40, b0=1.2, b1=0.4,
+                  sd_person=0.8, sd_sentence=1.0):
+    """People answer random pro/anti sentences (logit = b0 + b1 pro + u_person + v_sentence);
+    one system answers every sentence with the same marginal success rate per sentence
+    (its own draw of the person effect), so its true Delta equals people's."""
+    sentences = np.arange(2 * n_sentences)
+    pro = sentences < n_sentences
+    v = rng.normal(0, sd_sentence, len(sentences))
+    u = rng.normal(0, sd_person, n_people)
+    rows = []
+    for person in range(n_people):
+        for s in rng.choice(sentences, per_person, replace=False):
+            eta = b0 + b1 * pro[s] + u[person] + v[s]
+            rows.append((f"p{person}", int(s), "pro" if pro[s] else "anti",
+                         rng.random() < 1 / (1 + np.exp(-eta))))
+    trials = pd.DataFrame(rows, columns=["participant", "sentence_id", "condition", "is_correct"])
+    eta_sys = b0 + b1 * pro + rng.normal(0, sd_person, len(sentences)) + v
+    systems = pd.DataFrame({"model": "sim", "sentence_id": sentences,
+                            "condition": np.where(pro, "pro", "anti"),
+                            "correct": rng.random(len(sentences)) < 1 / (1 + np.exp(-eta_sys))})
+    return trials.assign(alpha=0.5), systems
+
+
+def _true_marginal_delta(rng, b0=1.2, b1=0.4, sd_person=0.8, sd_sentence=1.0, n=2_000_000):
+    """E[expit(b0 + b1 + u + v)] - E[expit(b0 + u + v)], u and v independent normals
+    (Monte Carlo; SE about 2e-4)."""
+    noise = rng.normal(0, sd_person, n) + rng.normal(0, sd_sentence, n)
+    return float(np.mean(1 / (1 + np.exp(-(b0 + b1 + noise))))
+                 - np.mean(1 / (1 + np.exp(-(b0 + noise)))))
+
+
+@pytest.mark.slow
+def test_delta_qa_intervals_cover_and_the_difference_test_holds_its_level():
+    """Coverage of the two-way bootstrap's 95% intervals for people's and a system's
+    Delta_QA, and the false-positive rate of 'system Delta = people's Delta' when it is
+    true, on 200 simulated crossed data sets (200 replicates each). The two-way
+    bootstrap is expected to be conservative, so the bounds only rule out
+    under-coverage and an inflated level; the measured values go in the report."""
+    rng = np.random.default_rng(20231)
+    truth = _true_marginal_delta(rng)
+    n_sims, hits_people, hits_system, rejections = 200, 0, 0, 0
+    for sim in range(n_sims):
+        trials, systems = _simulated_qa(rng)
+        table = U.qa_delta_uncertainty(trials.assign(dataset="sim"),
+                                       systems.assign(dataset="sim"), n_boot=200, seed=sim)
+        people = table[(table["source"] == "human")].iloc[0]
+        system = table[(table["source"] == "sim") & (table["quantity"] == "delta")].iloc[0]
+        diff = table[table["quantity"] == "difference"].iloc[0]
+        hits_people += people["ci_low"] <= truth <= people["ci_high"]
+        hits_system += system["ci_low"] <= truth <= system["ci_high"]
+        rejections += diff["p_value"] < 0.05
+    coverage_people, coverage_system = hits_people / n_sims, hits_system / n_sims
+    level = rejections / n_sims
+    print(f"Delta_QA coverage people {coverage_people:.3f}, system {coverage_system:.3f}, "
+          f"difference test level {level:.3f} (nominal 0.95 / 0.95 / 0.05)")
+    # binomial SE at 0.95 with 200 runs is 0.015: 0.91 is below nominal by > 2.5 SE
+    assert coverage_people >= 0.91 and coverage_system >= 0.91
+    assert level <= 0.09
+
+
+def _simulated_maze(rng, n_people=25, n_sentences=60, per_person=40, shift=0.06,
+                    sd_person=0.25, sd_sentence=0.15, sd_trial=0.35, system_accuracy=0.8):
+    """log ms = 6.6 + shift * anti + person + sentence + noise, people crossed with random
+    sentences; a system whose pro and anti accuracy are both `system_accuracy`, so its
+    Delta_MAZE equals people's at that share."""
+    sentences = np.arange(2 * n_sentences)
+    anti = sentences >= n_sentences
+    b = rng.normal(0, sd_sentence, len(sentences))
+    a = rng.normal(0, sd_person, n_people)
+    rows = []
+    for person in range(n_people):
+        for s in rng.choice(sentences, per_person, replace=False):
+            log_ms = 6.6 + shift * anti[s] + a[person] + b[s] + rng.normal(0, sd_trial)
+            rows.append((f"p{person}", int(s), "anti" if anti[s] else "pro", np.exp(log_ms)))
+    maze = pd.DataFrame(rows, columns=["participant", "sentence_id", "condition",
+                                       "time_to_answer"])
+    systems = pd.DataFrame({"model": "sim", "sentence_id": sentences,
+                            "condition": np.where(anti, "anti", "pro"),
+                            "correct": rng.random(len(sentences)) < system_accuracy})
+    return maze, systems
+
+
+def _true_maze_delta(rng, p, shift=0.06, sd_person=0.25, sd_sentence=0.15, sd_trial=0.35,
+                     n=1_000_000):
+    """Delta_MAZE(p) of the marginal distributions after the IQR rule (Monte Carlo)."""
+    sd = np.sqrt(sd_person ** 2 + sd_sentence ** 2 + sd_trial ** 2)
+    ones = np.ones(n, dtype=np.int64)
+    pro = U.cleaned_sorted(np.exp(6.6 + rng.normal(0, sd, n)), ones)
+    anti = U.cleaned_sorted(np.exp(6.6 + shift + rng.normal(0, sd, n)), ones)
+    return float(U.quantile_at(anti, p) - U.quantile_at(pro, p))
+
+
+@pytest.mark.slow
+def test_delta_maze_intervals_cover_and_the_difference_test_holds_its_level():
+    """As above for Delta_MAZE at p = 0.5 and for a system's difference from people at
+    its mean share (true difference 0: the system's pro and anti accuracy are equal);
+    200 simulated data sets, 200 replicates each."""
+    rng = np.random.default_rng(20232)
+    truth = _true_maze_delta(rng, 0.5)
+    n_sims, hits, rejections = 200, 0, 0
+    for sim in range(n_sims):
+        maze, systems = _simulated_maze(rng)
+        table = U.maze_delta_uncertainty(maze.assign(dataset="sim"),
+                                         systems.assign(dataset="sim"), n_boot=200, seed=sim,
+                                         grid=np.array([0.5]))
+        people = table[table["source"] == "human"].iloc[0]
+        diff = table[table["quantity"] == "difference"].iloc[0]
+        hits += people["ci_low"] <= truth <= people["ci_high"]
+        rejections += diff["p_value"] < 0.05
+    print(f"Delta_MAZE(0.5) coverage {hits / n_sims:.3f}, difference test level "
+          f"{rejections / n_sims:.3f} (nominal 0.95 / 0.05)")
+    # binomial SE with 200 runs: 0.015 at 0.95 and at 0.05
+    assert hits / n_sims >= 0.91
+    assert rejections / n_sims <= 0.09
 
 
 @pytest.mark.needs_r

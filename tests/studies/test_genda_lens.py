@@ -174,16 +174,16 @@ def test_dawinobias_lm_macro_f1_per_gender_and_effect_sizes():
                             "predicted_gender": ["female", "male", "male", "male"] + ["male"] * 4})
     m = A.dawinobias_lm_metrics(choices)
     overall = m[m["split"] == "all"]
-    assert value(overall, metric="F1", condition="pro")["value"] == pytest.approx(11 / 15)
-    assert value(overall, metric="F1", condition="anti")["value"] == pytest.approx(1 / 3)
-    assert value(overall, metric="accuracy", condition="pro")["value"] == pytest.approx(0.75)
+    assert value(overall, metric="two_choice_F1", condition="pro")["value"] == pytest.approx(11 / 15)
+    assert value(overall, metric="two_choice_F1", condition="anti")["value"] == pytest.approx(1 / 3)
+    assert value(overall, metric="two_choice_accuracy", condition="pro")["value"] == pytest.approx(0.75)
     assert value(overall, metric="gender_effect_size")["value"] == pytest.approx(
         math.log2((11 / 15) / (1 / 3)))
     male = m[m["split_level"] == "male"]
-    assert value(male, metric="F1", condition="pro")["value"] == pytest.approx(0.8)
+    assert value(male, metric="two_choice_F1", condition="pro")["value"] == pytest.approx(0.8)
     assert value(male, metric="gender_effect_size")["value"] == pytest.approx(math.log2(0.8 / (2 / 3)))
     female_es = value(m[m["split_level"] == "female"], metric="gender_effect_size")
-    assert np.isnan(female_es["value"]) and "F1_anti = 0" in female_es["note"]
+    assert np.isnan(female_es["value"]) and "two_choice_F1_anti = 0" in female_es["note"]
 
 
 def test_dawinobias_lm_macro_f1_undefined_when_a_gender_never_occurs():
@@ -191,9 +191,9 @@ def test_dawinobias_lm_macro_f1_undefined_when_a_gender_never_occurs():
     choices = pd.DataFrame({"stereotype": ["pro", "pro", "anti", "anti"],
                             "pronoun_gender": ["male"] * 4, "predicted_gender": ["male"] * 4})
     m = A.dawinobias_lm_metrics(choices)
-    f1_pro = value(m, split="all", metric="F1", condition="pro")
+    f1_pro = value(m, split="all", metric="two_choice_F1", condition="pro")
     assert np.isnan(f1_pro["value"]) and "female" in f1_pro["note"]
-    assert value(m, split="all", metric="accuracy", condition="pro")["value"] == 1.0
+    assert value(m, split="all", metric="two_choice_accuracy", condition="pro")["value"] == 1.0
     assert "undefined" in value(m, split="all", metric="gender_effect_size")["note"]
 
 
@@ -255,13 +255,13 @@ def test_relative_perplexity_and_median_effect_size():
     assert np.allclose(rel["log_rel_ppl"], np.log(rel["rel_ppl"]))
     m = A.abc_lm_metrics(rel)
     # medians: F median(4, 4, 1) = 4, M median(2, 1, 3) = 2 -> log2(2) = 1
-    assert value(m, split="all", metric="median_relative_perplexity", condition="female")["value"] == 4
+    assert value(m, split="all", metric="median_perplexity_ratio", condition="female")["value"] == 4
     assert value(m, split="all", metric="gender_effect_size")["value"] == pytest.approx(1.0)
     # male occupations: F median(4, 1) = 2.5, M median(1, 3) = 2 -> log2(1.25)
     assert value(m, split_level="male", metric="gender_effect_size")["value"] == pytest.approx(
         math.log2(1.25))
     es = value(m, split="all", metric="gender_effect_size")
-    assert es["condition"] == "log2(median_F / median_M)"
+    assert es["condition"] == "log2(median_perplexity_ratio_F / median_perplexity_ratio_M)"
 
 
 def test_mean_option_uses_the_mean():
@@ -269,7 +269,7 @@ def test_mean_option_uses_the_mean():
     # means: F (4 + 4 + 1) / 3 = 3, M (2 + 1 + 3) / 3 = 2 -> log2(1.5)
     es = value(m, split="all", metric="gender_effect_size")
     assert es["value"] == pytest.approx(math.log2(1.5))
-    assert es["condition"] == "log2(mean_F / mean_M)"
+    assert es["condition"] == "log2(mean_perplexity_ratio_F / mean_perplexity_ratio_M)"
     with pytest.raises(ValueError, match="median"):
         A.abc_lm_metrics(A.relative_perplexity(abc_scored()), average="mode")
 
@@ -296,7 +296,7 @@ def test_bootstrap_cis_bracket_constant_metrics_and_flag_undefined():
     out = A.bootstrap_cis(choices, A.dawinobias_lm_metrics, unit="item", strata="stereotype",
                           n_boot=30, seed=3)
     # pro is predicted perfectly in every resample: accuracy 1 with CI [1, 1]
-    acc = value(out, split="all", metric="accuracy", condition="pro")
+    acc = value(out, split="all", metric="two_choice_accuracy", condition="pro")
     assert (acc["value"], acc["ci_low"], acc["ci_high"], acc["n_boot_defined"]) == (1, 1, 1, 30)
     # anti never predicts female: female F1 is 0 in every resample, so the female effect
     # size is undefined in all of them -> NaN bounds, n_boot_defined 0
@@ -456,7 +456,12 @@ def test_end_to_end_with_smollm(tmp_path, data_dir):
     m = pd.DataFrame(results["tables"]["metrics"])
     assert set(zip(m["task"], m["dataset"])) == {("lm", "dawinobias"), ("lm", "abc")}
     assert value(m, task="lm", dataset="abc", split="all",
-                 metric="gender_effect_size")["condition"] == "log2(median_F / median_M)"
+                 metric="gender_effect_size")["condition"] == (
+        "log2(median_perplexity_ratio_F / median_perplexity_ratio_M)")
+    variants = results["provenance"]["extra"]["lm_metric_variants"]
+    assert set(variants) == {"dawinobias_lm", "abc_lm"}
+    assert "median_perplexity_ratio" in variants["abc_lm"]
+    assert "not comparable with GenDa Lens numbers" in (out / "report.md").read_text()
     terms = [r["term"] for r in results["tables"]["mixed_model"]]
     assert terms == ["(Intercept)", "pronoun_gendermale", "occupation_stereotypemale",
                      "pronoun_gendermale:occupation_stereotypemale"]
@@ -636,4 +641,23 @@ def test_bootstrap_on_lean_columns_compares_gold_with_predicted_labels():
     lean = A.bootstrap_cis(choices, A.dawinobias_lm_metrics, unit="item", strata="stereotype",
                            n_boot=15, seed=2, columns=A.DAWINOBIAS_LM_COLUMNS)
     pd.testing.assert_frame_equal(full, lean)
-    assert value(full, split="all", metric="accuracy", condition="pro")["value"] == 0.5
+    assert value(full, split="all", metric="two_choice_accuracy", condition="pro")["value"] == 0.5
+
+
+def test_lm_metrics_are_named_as_gbstats_variants_not_genda_lens_metrics():
+    """GenDa Lens' LM tasks use a full-vocabulary top-1 accuracy and a perplexity difference
+    (DaDebias/genda-lens, genda_lens/lm_tasks); gbstats' two-way choice and perplexity ratio
+    must never carry GenDa Lens' metric names, and say so where they are described."""
+    choices = pd.DataFrame({"stereotype": ["pro", "pro", "anti", "anti"],
+                            "pronoun_gender": ["female", "male"] * 2,
+                            "predicted_gender": ["female", "male", "male", "male"]})
+    lm_metrics = set(A.dawinobias_lm_metrics(choices)["metric"]) | set(
+        A.abc_lm_metrics(A.relative_perplexity(abc_scored()))["metric"])
+    assert not lm_metrics & {"F1", "accuracy", "median_relative_perplexity",
+                             "relative_perplexity", "perplexity_difference"}
+    assert lm_metrics == {"two_choice_F1", "two_choice_accuracy", "median_perplexity_ratio",
+                          "gender_effect_size"}
+    for text in A.LM_VARIANTS.values():
+        assert "NOT GenDa Lens'" in text
+    assert "top-1" in A.LM_VARIANTS["dawinobias_lm"]
+    assert "DIFFERENCE" in A.LM_VARIANTS["abc_lm"]

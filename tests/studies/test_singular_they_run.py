@@ -63,6 +63,27 @@ def test_lmm_table_has_three_backends_that_agree(default_run):
         assert lme4["ci_low"] < pymc["estimate"] < lme4["ci_high"]
 
 
+def test_paper_scale_table_is_labelled_and_is_the_bits_table_rescaled(default_run):
+    """Watson et al.'s scale (nats, +/-1): slopes are ln2/2 times the bits / 0-1 slopes
+    (derivation in tests/studies/test_singular_they_scale.py)."""
+    import math
+
+    tables = default_run[1]["tables"]
+    paper = {(r["backend"], r["term"]): r for r in tables["lmm_close_gendered_paper_scale"]}
+    bits = {(r["backend"], r["term"]): r for r in tables["lmm_close_gendered"]}
+    assert {r["units"] for r in paper.values()} == {"surprisal in nats"}
+    assert {r["units"] for r in bits.values()} == {"surprisal in bits"}
+    assert all("+1/-1" in r["coding"] for r in paper.values())
+    assert all("0/1" in r["coding"] for r in bits.values())
+    for backend in ("lme4", "statsmodels"):
+        for pm1, indicator in (("close_pm1", "close"), ("gendered_pm1", "gendered")):
+            assert paper[(backend, pm1)]["estimate"] == pytest.approx(
+                math.log(2) / 2 * bits[(backend, indicator)]["estimate"], rel=1e-4)
+    side = tables["model_vs_human_effects"]
+    assert all(r["units"] and r["coding"] for r in side)
+    assert {r["units"] for r in side if r["side"] == "model surprisal"} == {"surprisal in nats"}
+
+
 def test_human_side_is_labelled_simulated_and_model_side_is_not(default_run):
     out, results, _ = default_run
     assert results["provenance"]["extra"]["simulated_human_data"] is True
@@ -137,8 +158,9 @@ def test_mann_whitney_is_one_tailed_between_adjacent_stages(default_run):
                                   ("innovator", "super-innovator"))}
 
 
-def test_warm_rerun_reuses_every_score(default_run, tmp_path):
+def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
     _, results, cache = default_run
+    monkeypatch.setenv("GBSTATS_NO_FIT_CACHE", "1")  # refit from the cached scores
     out = tmp_path / "again"
     assert main(["--out", str(out), "--no-bayes", "--n-boot", "20", "--backend", "lme4",
                  "--cache-dir", str(cache)]) == 0
@@ -148,6 +170,18 @@ def test_warm_rerun_reuses_every_score(default_run, tmp_path):
     second = {(r["backend"], r["term"]): r["estimate"]
               for r in again["tables"]["lmm_close_gendered"]}
     assert second == pytest.approx(first, rel=1e-9)
+
+
+def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
+    _, results, cache = default_run
+    out = tmp_path / "again"
+    assert main(["--out", str(out), "--draws", "100", "--n-boot", "50",
+                 "--cache-dir", str(cache)]) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert again["tables"]["lmm_close_gendered"] == results["tables"]["lmm_close_gendered"]
+    assert again["tables"]["human_model"] == results["tables"]["human_model"]
+    report = (out / "report.md").read_text()
+    assert "reused from the fit cache" in report and "model LMM [pymc]" in report
 
 
 def test_own_human_file_is_not_labelled_simulated(tmp_path):

@@ -131,8 +131,8 @@ def test_real_templates_make_the_papers_sentence_counts(data_dir):
     sentences = instantiate(template_rows(dataset.tables))
     counts = sentences.groupby(["template_set", "version"]).size().to_dict()
     # 360 templates x 4 pronoun sets = 1,440 double-entity sentences (the issue and the paper),
-    # as many single-entity ones; 120 old templates x 4 = 480.
-    assert counts == {("new", "double"): 1440, ("new", "single"): 1440, ("old", "double"): 480}
+    # as many single-entity ones; 120 old templates x he/she/they = 360 (the baseline).
+    assert counts == {("new", "double"): 1440, ("new", "single"): 1440, ("old", "double"): 360}
     assert sentences["sentence_id"].is_unique
     new_double = sentences[(sentences["template_set"] == "new") & (sentences["version"] == "double")]
     # 60 pairs x 2 answers per case, for every pronoun set
@@ -151,6 +151,41 @@ def test_real_templates_make_the_papers_sentence_counts(data_dir):
     assert len(limited[(limited["template_set"] == "new") & (limited["version"] == "double")]) == 6
     with pytest.raises(DataValidationError, match="at least 1"):
         limit_occupations(template_rows(dataset.tables), 0)
+
+
+def test_original_winogender_baseline_is_360_he_she_they_sentences(data_dir):
+    """Rudinger et al. (2018) and Gautam et al. (2024): 120 templates x 3 pronouns = 360."""
+    from gbstats.data.registry import load_dataset
+
+    sentences = instantiate(template_rows(load_dataset("winopron2024", data_dir).tables))
+    old = sentences[sentences["template_set"] == "old"]
+    assert len(old) == 120 * 3 == 360
+    assert old["template_id"].nunique() == 120
+    assert set(old["pronoun_set"]) == {"he", "she", "they"}
+    assert not (old["pronoun_set"] == "xe").any()
+    assert not old["sentence_id"].str.endswith(".xe").any()
+    # WinoPron keeps all four sets, xe included
+    new = sentences[sentences["template_set"] == "new"]
+    assert (new["pronoun_set"] == "xe").sum() == 2 * 360
+
+
+def test_pronoun_consistency_on_the_original_templates_needs_he_she_they():
+    preds = {(a, p): a for a in ("occupation", "participant") for p in ("he", "she", "they")}
+    table = resolved_table(preds, pronoun_sets=("he", "she", "they")).assign(template_set="old")
+    row = A.pronoun_consistency(table)
+    assert row["value"] == 1 and row["n"] == 2 and row["chance"] == 0.5 ** 3
+
+
+def test_predictions_for_old_template_xe_are_counted_and_ignored():
+    toy_sentences = instantiate(toy_templates())
+    log = ExclusionLog()
+    ids = list(toy_sentences["sentence_id"])
+    predictions = pd.DataFrame({"sentence_id": ids + ["old.double.plumber.client.0.xe"],
+                                "prediction": ["occupation"] * (len(ids) + 1),
+                                "line": range(2, len(ids) + 3)})
+    joined = join_predictions(toy_sentences, predictions, source="p.tsv", exclusions=log)
+    assert len(joined) == len(toy_sentences)
+    assert any(r["n"] == 1 and "xe" in r["reason"] for r in log.to_records())
 
 
 # ---------------------------------------------------------------------------
@@ -565,7 +600,7 @@ def test_model_none_reports_template_counts(tmp_path, data_dir):
     new_double = counts.query("template_set == 'new' and version == 'double'")
     assert (new_double["n_sentences"] == 120).all() and len(new_double) == 12
     assert counts.groupby("template_set")["n_templates"].sum().to_dict() == {
-        "new": 2 * 360 * 4, "old": 120 * 4}  # templates counted once per pronoun set
+        "new": 2 * 360 * 4, "old": 120 * 3}  # templates counted once per pronoun set
     assert "metrics" not in results["tables"]
 
 
@@ -573,7 +608,7 @@ def test_predictions_file_end_to_end_with_hand_derived_metrics(tmp_path, data_di
     ids = tmp_path / "ids.tsv"
     assert main(["--write-ids", str(ids), "--data-dir", str(data_dir)]) == 0
     id_table = pd.read_csv(ids, sep="\t")
-    assert len(id_table) == 1440 + 1440 + 480
+    assert len(id_table) == 1440 + 1440 + 360
     assert not {"text", "template_text"} & set(id_table.columns)
 
     # A constructed system: right with he, always the occupation with she, always the
@@ -605,6 +640,15 @@ def test_predictions_file_end_to_end_with_hand_derived_metrics(tmp_path, data_di
     below = new[new["below_chance"] == True]  # noqa: E712 (JSON booleans)
     assert {"pronoun_consistency"} <= set(below["metric"])
     assert set(metrics["template_set"] + "." + metrics["version"]) == {"new.double", "old.double"}
+    # The original Winogender baseline: 360 he/she/they sentences. he: 120 right; she and
+    # they: half right each -> accuracy 240/360. Per class (180 gold each): occupation
+    # TP 60 + 60, FP 60 (she on participant templates), FN 60 (they) -> 240/360 = 2/3, and
+    # participant likewise, so macro F1 = 2/3. With xe (always wrong) it would be 1/2.
+    old = metrics.query("template_set == 'old' and grouping == 'overall'").set_index("metric")
+    assert old.loc["accuracy", "n"] == 360
+    assert old.loc["accuracy", "value"] == pytest.approx(240 / 360)
+    assert old.loc["f1_macro", "value"] == pytest.approx(2 / 3)
+    assert old.loc["pronoun_consistency", "chance"] == 0.5 ** 3
 
     # the bias method: every pair is capable (solved with he); she is a positive bias toward
     # every occupation in every case, they a negative one, he and xe give no evidence
@@ -645,8 +689,11 @@ def test_language_model_resolver_end_to_end(tmp_path, data_dir):
     predictions = pd.read_csv(out / "predictions.tsv", sep="\t")
     assert list(predictions.columns) == ["sentence_id", "prediction", "logprob_occupation",
                                          "logprob_participant"]
-    # 1 occupation: (6 new templates x 2 versions + its old templates) x 4 pronoun sets
-    assert len(predictions) % 4 == 0 and len(predictions) >= 48
+    # 1 occupation: 6 new templates x 2 versions x 4 pronoun sets, and its old templates
+    # x he/she/they only (the original Winogender baseline)
+    is_old = predictions["sentence_id"].str.startswith("old.")
+    assert (~is_old).sum() == 48 and is_old.sum() % 3 == 0 and is_old.sum() > 0
+    assert not predictions.loc[is_old, "sentence_id"].str.endswith(".xe").any()
     assert np.isfinite(predictions[["logprob_occupation", "logprob_participant"]]).all().all()
     higher = np.where(predictions["logprob_occupation"] > predictions["logprob_participant"],
                       "occupation", "participant")

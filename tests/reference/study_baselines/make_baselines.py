@@ -1,6 +1,12 @@
 """Record each study's numeric tables before the runner rewrite (issue 15).
 
-Taken at commit 834571a (main before studies/pipeline.py). Each study runs
+Taken at commit 834571a (main before studies/pipeline.py); each file records
+the commit it was made at. singular_they, pronoun_fidelity, winopron and
+genda_lens were remade on branch `fidelity` after issue 19's method fixes,
+which change their tables on purpose (paper-scale LMM table; the GLMM on
+unique instances with distractors as a factor, one case-consistency r per
+pair of cases, the she-xe test; the he/she/they Winogender baseline; the LM
+metrics named as gbstats' variants). Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
@@ -45,7 +51,9 @@ def main(studies: list[str]) -> None:
     for study in studies or list(RUNS):
         with tempfile.TemporaryDirectory() as tmp:
             tables = run_study(study, Path(tmp) / study)
-        record = {"commit": "834571a", "flags": RUNS[study], "tables": tables}
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True, cwd=HERE).stdout.strip()
+        record = {"commit": commit, "flags": RUNS[study], "tables": tables}
         (HERE / f"{study}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         print(f"wrote {HERE / f'{study}.json'}", file=sys.stderr)
 

@@ -1,0 +1,124 @@
+"""Reuse a fit whose inputs have not changed: `cached_fit(fit_lmm, formula, data, ...)`.
+
+A study re-run after a change to a figure, a table or one formula refits
+every model today, and the Bayesian twins spend most of their time compiling
+(numba) and sampling. A fit is a deterministic function of its inputs (the
+samplers are seeded), so its tidy result is stored on disk and returned when
+the very same fit is asked for again.
+
+The key is a sha256 digest of everything the numbers depend on:
+- the fitting function (module and name), the formula and every option
+  (backend, family, draws, tune, chains, seed, sampler, priors, ...);
+- the data: column names, dtypes and every value (pandas' row hashes);
+- the source of every gbstats module (any edit to gbstats refits);
+- the installed versions of the Python packages that fit (numpy, pandas,
+  scipy, statsmodels, pymc, bambi, pytensor, nutpie, arviz, pymer4, rpy2) and
+  of the R packages lme4, lmerTest and Matrix (read from their DESCRIPTION
+  files, without starting R).
+Change any of them and the model is fitted again.
+
+What is stored is the FitResult without `idata` (the ArviZ posterior): the
+coefs, variance components, fit statistics and warnings. A caller that needs
+the draws passes `use_cache=False`. Entries live in `<cache dir>/fits/`
+(the score cache's folder, `gbstats.config.resolve_cache_dir`), one pickle
+per fit, written atomically. Setting GBSTATS_NO_FIT_CACHE=1 turns the cache
+off everywhere (benchmarks use it to time the fits themselves).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from gbstats.config import resolve_cache_dir
+from gbstats.results import FitResult
+
+FIT_FOLDER = "fits"
+ENV_OFF = "GBSTATS_NO_FIT_CACHE"
+FIT_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "pymc", "bambi", "pytensor", "nutpie",
+                "arviz", "pymer4", "rpy2")
+R_PACKAGES = ("lme4", "lmerTest", "Matrix")
+R_LIBRARIES = ("/usr/lib/R/site-library", "/usr/lib/R/library", "/usr/local/lib/R/site-library")
+# Bump when the stored shape changes.
+FORMAT_VERSION = 1
+
+
+@functools.lru_cache(maxsize=1)
+def environment_fingerprint() -> str:
+    """Digest of gbstats' own source and the fitting packages' versions."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    for name in FIT_PACKAGES:
+        try:
+            digest.update(f"{name}=={importlib.metadata.version(name)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{name} absent".encode())
+    for name in R_PACKAGES:
+        digest.update(f"R {name}: {r_package_version(name)}".encode())
+    return digest.hexdigest()
+
+
+def r_package_version(name: str) -> str | None:
+    """Version line of an installed R package's DESCRIPTION file, found without R."""
+    extra = [p for p in os.environ.get("R_LIBS_SITE", "").split(":") if p]
+    for folder in [*extra, *R_LIBRARIES]:
+        description = Path(folder) / name / "DESCRIPTION"
+        if description.exists():
+            for line in description.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+    return None
+
+
+def data_fingerprint(data: pd.DataFrame) -> str:
+    """Digest of a frame's column names, dtypes, index and values."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([[str(c), str(t)] for c, t in data.dtypes.items()]).encode())
+    digest.update(pd.util.hash_pandas_object(data, index=True).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def fit_key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> str:
+    payload = json.dumps({"format": FORMAT_VERSION, "fit": f"{fit.__module__}.{fit.__qualname__}",
+                          "formula": formula, "options": options,
+                          "data": data_fingerprint(data), "environment": environment_fingerprint()},
+                         sort_keys=True, default=repr)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, *,
+               cache_dir=None, use_cache: bool = True, **options) -> FitResult:
+    """`fit(formula, data, **options)`, or the stored result of that very call.
+
+    The returned result's `fit_stats["reused_from_cache"]` says which it was.
+    """
+    if not use_cache or os.environ.get(ENV_OFF, "").lower() in {"1", "true", "yes"}:
+        return fit(formula, data, **options)
+    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{fit_key(fit, formula, data, options)}.pickle"
+    if path.exists():
+        try:
+            stored = pickle.loads(path.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            stored = None  # a damaged entry is refitted and overwritten
+        if isinstance(stored, FitResult):
+            return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
+                                                          "reused_from_cache": True})
+    result = fit(formula, data, **options)
+    keep = dataclasses.replace(result, idata=None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_bytes(pickle.dumps(keep))
+    os.replace(partial, path)
+    result.fit_stats.setdefault("reused_from_cache", False)
+    return result

@@ -1,0 +1,145 @@
+"""`python -m models score`: score your own stimuli with one or many models, locally or on Ray.
+
+    python -m models score --stimuli stimuli.csv --model smollm2-135m --out scores.csv
+    python -m models score --stimuli s.parquet --measure continuation \\
+        --model smollm2-135m --model /models/gpt2 --out scores.parquet --engine ray
+
+See models/sweep.py for the measures and the input columns, and the README
+("Scoring your own stimuli", "Sweeps on a cluster").
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from gbstats.errors import GbstatsError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from models.engine import add_engine_flags
+    from models.loading import DEVICES, DTYPES
+    from models.registry import DEFAULT_MODEL, MODELS
+    from models.sweep import MEASURES, SCORE_FORMATS, STIMULUS_FORMATS, TEXT_COLUMN_GUESSES
+
+    parser = argparse.ArgumentParser(prog="python -m models",
+                                     description="Language-model scoring from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    measures = "\n".join(f"  {name:<13} {what}" for name, what in MEASURES.items())
+    p = commands.add_parser(
+        "score", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="score a stimulus file with one or more models into a long score table",
+        description="Score every stimulus in a file with one or more models. The output has "
+                    "one row per item x model (x variant for --measure choice) with the columns "
+                    "item, logprob (natural log, summed over the scored span), surprisal_bits, "
+                    "n_tokens, scoring, model, revision, bos, ready to join with human data on "
+                    "item. Scores are cached ($GBSTATS_CACHE or --cache-dir): a re-run scores "
+                    "nothing twice and a killed run resumes where it stopped.",
+        epilog=f"measures:\n{measures}\n\n"
+               "input columns (rename with the --*-column options):\n"
+               f"  causal, pll_*   text (default: a column named {' or '.join(TEXT_COLUMN_GUESSES)})\n"
+               "  continuation    prefix, continuation (the continuation is appended verbatim,\n"
+               "                  so give it its leading space: ' they')\n"
+               "  choice          frame (with the slot [BLANK]) and variant (one row per item x\n"
+               "                  variant), or frame only plus --variants he,she,they\n"
+               "  every measure   item (optional; row numbers otherwise)\n\n"
+               "examples:\n"
+               "  python -m models score --stimuli data/singular_they/stimuli.tsv \\\n"
+               "      --model smollm2-135m --out scores.csv\n"
+               "  python -m models score --stimuli frames.csv --measure choice \\\n"
+               "      --variants he,she,they --model smollm2-135m --out choice.parquet\n"
+               "  python -m models score --stimuli big.parquet --model smollm2-135m --model gpt2 \\\n"
+               "      --out scores.parquet --engine ray --ray-address 10.0.0.5:6379")
+    io = p.add_argument_group("input and output")
+    io.add_argument("--stimuli", required=True, metavar="FILE",
+                    help=f"stimulus table: {', '.join(STIMULUS_FORMATS)}")
+    io.add_argument("--out", required=True, metavar="FILE",
+                    help=f"score table to write: {', '.join(SCORE_FORMATS)} (by extension)")
+    io.add_argument("--measure", default="causal", choices=list(MEASURES),
+                    help="what to score (default: %(default)s; see below)")
+    io.add_argument("--item-column", default="item", metavar="NAME")
+    io.add_argument("--text-column", default=None, metavar="NAME")
+    io.add_argument("--prefix-column", default="prefix", metavar="NAME")
+    io.add_argument("--continuation-column", default="continuation", metavar="NAME")
+    io.add_argument("--frame-column", default="frame", metavar="NAME")
+    io.add_argument("--variant-column", default="variant", metavar="NAME")
+    io.add_argument("--variants", default=None, metavar="A,B,...",
+                    type=lambda text: [v.strip() for v in text.split(",")],
+                    help="choice: one variant list for every frame, instead of a variant column")
+    m = p.add_argument_group("models and scoring")
+    m.add_argument("--model", action="append", metavar="NAME",
+                   help=f"a registry name ({', '.join(MODELS)}), a Hugging Face id or a local "
+                        f"folder; repeat for several models (default: {DEFAULT_MODEL})")
+    m.add_argument("--revision", default=None, help="model revision (hub models)")
+    m.add_argument("--device", default="cpu", help=f"{', '.join(DEVICES)} (default: %(default)s)")
+    m.add_argument("--dtype", default="float32", choices=list(DTYPES))
+    m.add_argument("--bos", default="prepend", choices=["prepend", "none"],
+                   help="causal LMs: score the first word given a BOS token (default), or not")
+    m.add_argument("--slot", default="[BLANK]", help="choice: the slot marker in frames")
+    m.add_argument("--span", default="word", choices=["word", "sentence"],
+                   help="choice: score the variant only, or the whole filled sentence")
+    m.add_argument("--pll-variant", default=None, choices=["pll_original", "pll_word_l2r"],
+                   help="choice with a masked LM and --span sentence: the PLL variant (default: "
+                        "forced_choice's own, recorded in the scoring column)")
+    m.add_argument("--batch-size", type=int, default=32, metavar="N",
+                   help="texts per forward pass and per cache commit (default: %(default)s)")
+    c = p.add_argument_group("cache and output")
+    c.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="score cache folder (default: $GBSTATS_CACHE, else the user cache)")
+    c.add_argument("--no-cache", action="store_true", help="score everything afresh, store nothing")
+    c.add_argument("--quiet", action="store_true", help="no progress bars or summary lines")
+    add_engine_flags(p)
+    return parser
+
+
+def say(args, text: str) -> None:
+    if not args.quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+def score_command(args) -> int:
+    from models.engine import engine_from_args
+    from models.registry import DEFAULT_MODEL
+    from models.sweep import read_stimuli, sweep, write_scores
+
+    stimuli = read_stimuli(args.stimuli, measure=args.measure, item_column=args.item_column,
+                           text_column=args.text_column, prefix_column=args.prefix_column,
+                           continuation_column=args.continuation_column,
+                           frame_column=args.frame_column, variant_column=args.variant_column,
+                           variants=args.variants)
+    for note in stimuli.notes:
+        say(args, f"note: {note}")
+    models = args.model or [DEFAULT_MODEL]
+    say(args, f"{len(stimuli.table)} stimuli from {args.stimuli} ({args.measure}) x "
+              f"{len(models)} model(s), engine {args.engine}")
+    started = time.perf_counter()
+
+    def report(name: str, run: dict) -> None:
+        say(args, f"{name}: {run.get('n_unique', 0)} distinct units, {run.get('cache_hits', 0)} "
+                  f"from the cache, {run.get('computed', 0)} scored "
+                  f"({time.perf_counter() - started:.1f} s so far)")
+
+    with engine_from_args(args):
+        scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,
+                       revision=args.revision, report=report, bos=args.bos, slot=args.slot,
+                       span=args.span, pll_variant=args.pll_variant, batch_size=args.batch_size,
+                       cache_dir=args.cache_dir, use_cache=not args.no_cache,
+                       progress=False if args.quiet else None)
+    path = write_scores(scores, args.out)
+    say(args, f"wrote {len(scores)} rows to {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "score":
+            return score_command(args)
+    except GbstatsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""Score a file of stimuli with several models: the engine behind `python -m models score`.
+
+    stimuli = read_stimuli("stimuli.csv", measure="causal")      # validated; errors name row and column
+    scores = sweep(stimuli, ["smollm2-135m", "gpt2"])            # one row per item x model (x variant)
+    write_scores(scores, "scores.csv")
+
+The measures (what is scored, from which columns):
+- `causal`: log P(text) with a causal LM (natural log, summed over its tokens;
+  BOS per `bos`). Columns: text.
+- `continuation`: log P(continuation | prefix) with a causal LM, the
+  continuation appended verbatim (so " they" carries its space).
+  Columns: prefix, continuation.
+- `pll_original` / `pll_word_l2r`: the pseudo-log-likelihood of the text with a
+  masked LM (Salazar et al. 2020 / Kauf & Ivanova 2023). Columns: text.
+- `choice`: forced choice among variants put in the frame's slot ("[BLANK]");
+  `probability` sums to 1 per item and model. Columns: frame, plus either a
+  variant column (one row per item x variant) or one variant list for all.
+
+The result is long, with DESIGN.md's score columns (item, logprob,
+surprisal_bits, n_tokens, scoring, model, revision, bos), ready to join with
+human data on `item`. Scores go through the shared cache, so a re-run scores
+nothing twice and a killed run resumes; where misses are scored is the
+current engine's choice (models.engine).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from gbstats.data.validate import file_row, read_table, require_columns, require_unique
+from gbstats.errors import DataValidationError, UnknownNameError
+
+MEASURES = {
+    "causal": "log P(text), causal LM",
+    "continuation": "log P(continuation | prefix), causal LM",
+    "pll_original": "pseudo-log-likelihood of the text, masked LM (Salazar et al. 2020)",
+    "pll_word_l2r": "pseudo-log-likelihood, a word's pieces left to right, masked LM "
+                    "(Kauf & Ivanova 2023)",
+    "choice": "forced choice among variants in the frame's slot (probability sums to 1 per item)",
+}
+MODEL_KIND = {"causal": "causal", "continuation": "causal", "pll_original": "masked",
+              "pll_word_l2r": "masked"}  # choice takes either kind
+TEXT_COLUMN_GUESSES = ("text", "sentence")
+STIMULUS_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": "\t", ".parquet": None}
+SCORE_FORMATS = (".csv", ".tsv", ".parquet")
+
+
+@dataclass
+class Stimuli:
+    """A validated stimulus table: `item` plus the columns its measure needs, renamed
+    to their standard names (text / prefix, continuation / frame[, variant])."""
+
+    table: pd.DataFrame
+    measure: str
+    source: str
+    variants: list[str] | None = None  # choice: one list for every frame
+    notes: list[str] = field(default_factory=list)
+
+
+def read_stimulus_file(path: str | os.PathLike) -> pd.DataFrame:
+    """CSV / TSV / Parquet, every cell read as text (nothing turned into NaN or numbers)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in STIMULUS_FORMATS:
+        raise DataValidationError("unknown stimulus file type", source=str(path),
+                                  expected=f"one of {', '.join(STIMULUS_FORMATS)}",
+                                  found=repr(suffix or "no extension"))
+    if suffix != ".parquet":
+        return read_table(path, sep=STIMULUS_FORMATS[suffix], dtype=str, keep_default_na=False)
+    if not path.exists():
+        raise DataValidationError("file not found", source=str(path), expected="an existing file")
+    try:
+        df = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise DataValidationError("the file is not a readable Parquet file", source=str(path),
+                                  found=str(exc).splitlines()[0]) from None
+    if df.empty:
+        raise DataValidationError("the file has no rows", source=str(path),
+                                  expected="at least one row", found="0 rows")
+    return df
+
+
+def _require_text(df: pd.DataFrame, column: str, *, source: str, allow_empty: bool = False) -> None:
+    """Every cell of `column` a string, non-empty unless allowed; names the first bad cell."""
+    for pos, value in enumerate(df[column]):
+        if not isinstance(value, str) or (not allow_empty and not value.strip()):
+            shown = "an empty cell" if isinstance(value, str) or value is None or value != value \
+                else repr(value)
+            raise DataValidationError(
+                f"the {column!r} cell is not usable text", source=source, row=file_row(pos),
+                column=column, expected="non-empty text" if not allow_empty else "text",
+                found=shown)
+
+
+def _items(df: pd.DataFrame, item_column: str, source: str, notes: list) -> pd.Series:
+    """The item ids: the item column (integers where every id is one), else row numbers."""
+    if item_column not in df.columns:
+        notes.append(f"{source} has no {item_column!r} column: items are the file's row "
+                     f"numbers (header = row 1)")
+        return pd.Series([file_row(i) for i in range(len(df))], index=df.index)
+    as_text = df[item_column].map(lambda v: "" if v is None or v != v else str(v).strip())
+    empty = as_text == ""
+    if empty.any():
+        pos = int(empty.to_numpy().nonzero()[0][0])
+        raise DataValidationError("an item id is missing", source=source, row=file_row(pos),
+                                  column=item_column, expected="an item id", found="an empty cell")
+    if as_text.str.fullmatch(r"-?\d+").all():
+        return as_text.astype(int)
+    return as_text
+
+
+def _pick_text_column(df: pd.DataFrame, text_column: str | None, source: str) -> str:
+    if text_column is not None:
+        return text_column
+    for guess in TEXT_COLUMN_GUESSES:
+        if guess in df.columns:
+            return guess
+    raise DataValidationError(
+        "no text column", source=source, column=TEXT_COLUMN_GUESSES[0],
+        expected=f"a column named {' or '.join(TEXT_COLUMN_GUESSES)}, or --text-column NAME",
+        found=f"columns {', '.join(map(str, df.columns))}")
+
+
+def read_stimuli(path: str | os.PathLike, *, measure: str = "causal", item_column: str = "item",
+                 text_column: str | None = None, prefix_column: str = "prefix",
+                 continuation_column: str = "continuation", frame_column: str = "frame",
+                 variant_column: str = "variant", variants: list[str] | None = None) -> Stimuli:
+    """Read and validate a stimulus file for `measure` (see the module docstring)."""
+    if measure not in MEASURES:
+        raise UnknownNameError("measure", measure, list(MEASURES))
+    source = str(path)
+    df = read_stimulus_file(path)
+    notes: list[str] = []
+    if measure in ("causal", "pll_original", "pll_word_l2r"):
+        wanted = {_pick_text_column(df, text_column, source): "text"}
+    elif measure == "continuation":
+        wanted = {prefix_column: "prefix", continuation_column: "continuation"}
+    else:
+        wanted = {frame_column: "frame"}
+        if variants is None:
+            wanted[variant_column] = "variant"
+    require_columns(df, list(wanted), source=source)
+    for column, standard in wanted.items():
+        _require_text(df, column, source=source, allow_empty=standard == "prefix")
+    table = pd.DataFrame({standard: df[column].to_numpy() for column, standard in wanted.items()})
+    table.insert(0, "item", _items(df, item_column, source, notes).to_numpy())
+    keys = ["item", "variant"] if "variant" in table else ["item"]
+    shown = table.rename(columns={"item": item_column, **{s: c for c, s in wanted.items()}})
+    require_unique(shown, [item_column] + ([variant_column] if "variant" in table else []),
+                   source=source, what="stimulus")
+    if measure == "choice":
+        _check_choice(table, shown, source, variants, frame_column, item_column)
+    return Stimuli(table[keys + [c for c in table if c not in keys]], measure, source,
+                   list(variants) if variants is not None else None, notes)
+
+
+def _check_choice(table, shown, source, variants, frame_column, item_column) -> None:
+    """One frame per item, at least two variants per item."""
+    if variants is not None:
+        if len(set(variants)) < 2 or len(set(variants)) != len(variants):
+            raise DataValidationError("--variants must be at least two distinct words",
+                                      source="--variants", found=repr(list(variants)))
+        return
+    frames = table.groupby("item", sort=False)["frame"].transform("first")
+    differs = table["frame"] != frames
+    if differs.any():
+        pos = int(differs.to_numpy().nonzero()[0][0])
+        raise DataValidationError(
+            f"item {table['item'].iloc[pos]!r} has more than one frame", source=source,
+            row=file_row(pos), column=frame_column,
+            expected="the same frame on every row of an item", found=repr(table["frame"].iloc[pos]))
+    counts = table.groupby("item", sort=False)["variant"].transform("size")
+    if (counts < 2).any():
+        pos = int((counts < 2).to_numpy().nonzero()[0][0])
+        raise DataValidationError(
+            f"item {table['item'].iloc[pos]!r} has one variant; a forced choice needs two or more",
+            source=source, row=file_row(pos), column=item_column, expected=">= 2 rows per item")
+
+
+def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[BLANK]",
+                  span: str = "word", pll_variant: str | None = None, batch_size: int = 32,
+                  cache_dir=None, use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
+    """One model's score table for the stimuli (one row per item, or per item x variant)."""
+    from models.causal import score_continuations, score_sentences
+    from models.forced_choice import forced_choice
+    from models.masked import pll_sentences
+
+    needed = MODEL_KIND.get(stimuli.measure)
+    if needed is not None and lm.kind != needed:
+        fitting = [m for m, kind in MODEL_KIND.items() if kind == lm.kind] + ["choice"]
+        raise DataValidationError(
+            f"--measure {stimuli.measure} needs a {needed} LM, but {lm.name!r} is a {lm.kind} LM",
+            source="--measure", expected=f"for this model: {', '.join(fitting)}",
+            found=stimuli.measure)
+    run = {"batch_size": batch_size, "cache_dir": cache_dir, "use_cache": use_cache,
+           "progress": progress}
+    t = stimuli.table
+    if stimuli.measure == "causal":
+        return score_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm, bos=bos, **run)
+    if stimuli.measure == "continuation":
+        return score_continuations(t["prefix"].tolist(), t["continuation"].tolist(),
+                                   items=t["item"].tolist(), lm=lm, bos=bos, **run)
+    if stimuli.measure in ("pll_original", "pll_word_l2r"):
+        return pll_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm,
+                             variant=stimuli.measure, **run)
+    choice = {"slot": slot, "span": span, "bos": bos, **run}
+    if pll_variant is not None:  # else forced_choice's own default PLL variant
+        choice["variant"] = pll_variant
+    if stimuli.variants is not None:
+        return forced_choice(t["frame"].tolist(), stimuli.variants, items=t["item"].tolist(),
+                             lm=lm, **choice)
+    return _choice_per_variant_set(t, lm, choice)
+
+
+def _choice_per_variant_set(t: pd.DataFrame, lm, choice: dict) -> pd.DataFrame:
+    """Forced choice where items bring their own variants: one call per distinct variant set,
+    rows back in the file's order."""
+    from models.forced_choice import forced_choice
+
+    per_item = t.groupby("item", sort=False).agg(frame=("frame", "first"),
+                                                 variants=("variant", tuple))
+    parts = []
+    for variant_set, group in per_item.groupby("variants", sort=False):
+        parts.append(forced_choice(group["frame"].tolist(), list(variant_set),
+                                   items=group.index.tolist(), lm=lm, **choice))
+    out = pd.concat(parts, ignore_index=True)
+    order = t[["item", "variant"]].reset_index().rename(columns={"index": "_row"})
+    out = out.merge(order, on=["item", "variant"], validate="one_to_one")
+    return out.sort_values("_row").drop(columns="_row").reset_index(drop=True)
+
+
+def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
+          dtype: str = "float32", revision: str | None = None, report=None,
+          **options) -> pd.DataFrame:
+    """Score the stimuli with every model in turn; one long table (models stacked).
+
+    report: called with (model name, its run statistics) after each model.
+    Each model is freed before the next loads, so a many-model sweep holds one at a time.
+    """
+    from models.engine import current_engine
+    from models.loading import clear_loaded_models, load_scorer
+
+    if len(set(model_names)) != len(model_names):
+        raise DataValidationError("a model is named twice", source="--model",
+                                  expected="distinct model names", found=repr(model_names))
+    tables = []
+    for name in model_names:
+        lm = load_scorer(name, device=current_engine().driver_device(device), dtype=dtype,
+                         revision=revision)
+        scored = score_stimuli(stimuli, lm, **options)
+        if report is not None:
+            report(name, scored.attrs.get("run", {}))
+        tables.append(scored)
+        clear_loaded_models()
+    out = pd.concat(tables, ignore_index=True)
+    out.attrs = {}
+    return out
+
+
+def write_scores(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write the score table (format from the extension), atomically: a reader never sees half."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SCORE_FORMATS:
+        raise DataValidationError("unknown output file type", source=str(path),
+                                  expected=f"one of {', '.join(SCORE_FORMATS)}", found=repr(suffix))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    if suffix == ".parquet":
+        df.to_parquet(partial, index=False)
+    else:
+        df.to_csv(partial, sep="," if suffix == ".csv" else "\t", index=False)
+    os.replace(partial, path)
+    return path

@@ -1,0 +1,3 @@
+from studies.example_they.run import main
+
+raise SystemExit(main())

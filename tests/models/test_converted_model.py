@@ -1,0 +1,46 @@
+"""The embedded model converted once (saved in the model cache) scores exactly like the GGUF file.
+
+The first load of smollm2-135m reads the GGUF file and saves the converted
+tokenizer and weights; later loads read those instead. Both must give the
+same token ids, offsets and log-probabilities, or the score cache (keyed by
+model and revision, not by load path) would mix two different models.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.needs_model, pytest.mark.slow]
+
+TEXTS = ["My sister said", "Someone in the office said that", "The firefighter told me",
+         "Xe said that the dentist"]
+TARGETS = [" they", " they", " she", " xe"]
+
+
+def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, monkeypatch):
+    from gbstats.check import smollm_folder
+    from models.causal import score_continuations
+    from models.loading import _load_embedded, converted_folder
+    from models.registry import MODELS
+
+    monkeypatch.setenv("GBSTATS_MODEL_CACHE", str(tmp_path / "models"))
+    spec = MODELS["smollm2-135m"]
+    from_gguf = _load_embedded(spec, "float32")
+    version = from_gguf.revision.split("==")[1]
+    gguf_path = smollm_folder() / spec.model_id
+    assert not converted_folder(spec.name, version, gguf_path, "tokenizer").exists()
+    direct = score_continuations(TEXTS, TARGETS, lm=from_gguf, use_cache=False)
+    # the first load saved both parts
+    assert (converted_folder(spec.name, version, gguf_path, "tokenizer") / "tokenizer.json").exists()
+    assert (converted_folder(spec.name, version, gguf_path, "float32") / "config.json").exists()
+
+    from_cache = _load_embedded(spec, "float32")
+    texts = [t + c for t, c in zip(TEXTS, TARGETS)]
+    a = from_gguf.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    b = from_cache.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    assert a["input_ids"] == b["input_ids"] and a["offset_mapping"] == b["offset_mapping"]
+    assert (from_gguf.tokenizer.bos_token_id, from_gguf.tokenizer.eos_token_id) == \
+        (from_cache.tokenizer.bos_token_id, from_cache.tokenizer.eos_token_id)
+    again = score_continuations(TEXTS, TARGETS, lm=from_cache, use_cache=False)
+    assert again["logprob"].tolist() == direct["logprob"].tolist()
+    assert again["logprob"].tolist() == \
+        score_continuations(TEXTS, TARGETS, lm=smollm, use_cache=False)["logprob"].tolist()

@@ -1,0 +1,244 @@
+"""The Ray engine on a real local Ray instance: the same numbers as the local engine, a killed
+driver resumes, a killed worker is retried with nothing lost or duplicated, clear errors.
+
+One Ray instance (2 CPUs, no dashboard) is started per session and reused; each test makes
+its own actors. Tiny models keep the CPU cost low; the embedded model runs on a small slice.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models.cache import CACHE_FILE, ScoreCache
+from models.causal import score_sentences
+from models.engine import RayEngine, use_engine
+from models.forced_choice import forced_choice
+from models.masked import pll_sentences
+from tiny_models import SENTENCES
+
+try:
+    import ray
+except ImportError:  # a user's machine without the extra; CI must have it (scripts/setup.sh)
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        raise
+    pytest.skip("the Ray engine tests need `pip install gbstats[ray]`", allow_module_level=True)
+
+REPO = Path(__file__).resolve().parents[2]
+TEXTS = [f"{s} {i}" for i in range(20) for s in SENTENCES]  # 240 distinct texts
+
+
+@pytest.fixture(scope="session")
+def ray_instance():
+    """A local Ray instance for the whole session (starting one costs ~10 s)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture
+def two_actors(ray_instance):
+    engine = RayEngine(actors=2)
+    yield engine
+    engine.close()
+
+
+def test_ray_equals_local_bit_for_bit(tiny_gpt2, tiny_bert, two_actors):
+    local = {
+        "causal": score_sentences(TEXTS, lm=tiny_gpt2, use_cache=False, batch_size=16),
+        "pll": pll_sentences(TEXTS[:40], lm=tiny_bert, use_cache=False, batch_size=8),
+        "choice": forced_choice(["My sister said [BLANK] would come."] * 1, ["he", "she", "they"],
+                                lm=tiny_gpt2, use_cache=False),
+    }
+    with use_engine(two_actors):
+        remote = {
+            "causal": score_sentences(TEXTS, lm=tiny_gpt2, use_cache=False, batch_size=16),
+            "pll": pll_sentences(TEXTS[:40], lm=tiny_bert, use_cache=False, batch_size=8),
+            "choice": forced_choice(["My sister said [BLANK] would come."] * 1, ["he", "she", "they"],
+                                    lm=tiny_gpt2, use_cache=False),
+        }
+    assert remote["causal"].attrs["run"]["engine"] == "ray"
+    assert len(two_actors.worker_pids) == 2  # both actors did work
+    for name in local:
+        # the same batches through the same code: identical, not merely close
+        np.testing.assert_array_equal(remote[name]["logprob"], local[name]["logprob"], err_msg=name)
+        pd.testing.assert_frame_equal(remote[name], local[name])
+
+
+def _count(db: Path) -> int:
+    """Entries committed so far (the library's own count; safe while a driver writes)."""
+    cache = ScoreCache(db.parent)
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+N_KILL = 3000
+
+
+@pytest.mark.slow
+def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny_gpt2, ray_instance,
+                                                             tmp_path, cache_dir):
+    stimuli = tmp_path / "stimuli.csv"
+    texts = [f"the student number {i} said they would come" for i in range(N_KILL)]
+    pd.DataFrame({"item": range(N_KILL), "text": texts}).to_csv(stimuli, index=False)
+    command = [sys.executable, "-m", "models", "score", "--stimuli", str(stimuli), "--model",
+               str(tiny_gpt2_dir), "--out", str(tmp_path / "scores.csv"), "--cache-dir",
+               str(cache_dir), "--batch-size", "2", "--engine", "ray", "--ray-address",
+               ray_instance, "--ray-actors", "2", "--quiet"]
+    driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = cache_dir / CACHE_FILE
+    deadline = time.monotonic() + 300
+    while _count(db) < 100 and driver.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)
+    _, err = driver.communicate()
+    assert driver.returncode == -signal.SIGKILL, f"driver ended on its own: {err.decode()[-2000:]}"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        survived = dict(conn.execute("SELECT key, value FROM scores"))
+    assert 0 < len(survived) < N_KILL, "the kill must land mid-sweep for this test to mean anything"
+
+    engine = RayEngine(actors=2)  # the re-run: same cache, the session's Ray instance
+    try:
+        with use_engine(engine):
+            resumed = score_sentences(texts, lm=tiny_gpt2, cache_dir=cache_dir, batch_size=2)
+    finally:
+        engine.close()
+    run = resumed.attrs["run"]
+    assert run["cache_hits"] == len(survived)  # what the killed driver committed is kept
+    assert run["computed"] == N_KILL - len(survived)  # and not scored again
+    with sqlite3.connect(db) as conn:
+        after = dict(conn.execute("SELECT key, value FROM scores"))
+    assert len(after) == N_KILL and all(after[k] == v for k, v in survived.items())
+    fresh = score_sentences(texts, lm=tiny_gpt2, use_cache=False, batch_size=2)
+    np.testing.assert_array_equal(resumed["logprob"], fresh["logprob"])
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_sweep_is_retried_nothing_lost_or_duplicated(tiny_gpt2, ray_instance,
+                                                                         cache_dir):
+    texts = [f"the teacher number {i} said they had left" for i in range(2000)]
+    engine = RayEngine(actors=2)
+    outcome: dict = {}
+
+    def sweep():
+        with use_engine(engine):
+            outcome["scores"] = score_sentences(texts, lm=tiny_gpt2, cache_dir=cache_dir,
+                                                batch_size=2, progress=False)
+
+    worker = threading.Thread(target=sweep)
+    try:
+        worker.start()
+        deadline = time.monotonic() + 300
+        while engine.batches_received < 20 and worker.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        victim = next(iter(engine.worker_pids))
+        os.kill(victim, signal.SIGKILL)  # one of our own actor processes, mid-sweep
+        received_at_kill = engine.batches_received
+        worker.join(timeout=600)
+        assert not worker.is_alive()
+    finally:
+        engine.close()
+    n_batches = len(texts) // 2
+    assert received_at_kill < n_batches, "the kill must land mid-sweep for this test to mean anything"
+    assert victim in engine.worker_pids and len(engine.worker_pids) >= 3  # restarted, and it worked
+    assert engine.batches_received == n_batches  # every batch arrived exactly once
+    scores = outcome["scores"]
+    assert scores.attrs["run"]["computed"] == len(texts) and scores["logprob"].notna().all()
+    assert _count(cache_dir / CACHE_FILE) == len(texts)
+    fresh = score_sentences(texts, lm=tiny_gpt2, use_cache=False, batch_size=2)
+    np.testing.assert_array_equal(scores["logprob"], fresh["logprob"])
+
+
+def test_an_unreachable_address_is_a_clean_error(tmp_path, capsys, ray_instance):
+    import socket
+
+    from models.__main__ import main
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    stimuli = tmp_path / "s.csv"
+    pd.DataFrame({"text": SENTENCES[:2]}).to_csv(stimuli, index=False)
+    code = main(["score", "--stimuli", str(stimuli), "--out", str(tmp_path / "o.csv"),
+                 "--engine", "ray", "--ray-address", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"no Ray cluster is reachable at '127.0.0.1:{port}'" in err
+    assert "ray start --head" in err
+
+
+def test_without_ray_the_engine_says_how_to_install_it(tmp_path):
+    stimuli = tmp_path / "s.csv"
+    pd.DataFrame({"text": SENTENCES[:2]}).to_csv(stimuli, index=False)
+    child = textwrap.dedent(f"""
+        import sys
+        sys.modules["ray"] = None  # as if Ray were not installed: `import ray` raises ImportError
+        from models.__main__ import main
+        sys.exit(main(["score", "--stimuli", {str(stimuli)!r}, "--out", {str(tmp_path / 'o.csv')!r},
+                       "--engine", "ray"]))
+    """)
+    result = subprocess.run([sys.executable, "-c", child], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "pip install 'gbstats[ray]'" in result.stderr
+
+
+@pytest.mark.needs_model
+@pytest.mark.slow
+def test_cli_on_ray_equals_local_on_the_embedded_model(smollm, ray_instance, tmp_path, cache_dir):
+    stimuli = pd.read_csv(REPO / "data" / "singular_they" / "stimuli.tsv", sep="\t").head(24)
+    path = tmp_path / "slice.tsv"
+    stimuli.to_csv(path, sep="\t", index=False)
+    out = tmp_path / "ray.csv"
+    from models.__main__ import main
+
+    assert main(["score", "--stimuli", str(path), "--model", "smollm2-135m", "--out", str(out),
+                 "--cache-dir", str(cache_dir), "--engine", "ray", "--ray-actors", "1",
+                 "--batch-size", "8", "--quiet"]) == 0
+    remote = pd.read_csv(out)
+    local = score_sentences(stimuli["sentence"].tolist(), items=stimuli["item"].tolist(), lm=smollm,
+                            use_cache=False, batch_size=8)
+    assert remote["item"].tolist() == local["item"].tolist()
+    # the actor runs torch on 1 thread, this process on 2: float sums may differ in the last bits
+    np.testing.assert_allclose(remote["logprob"], local["logprob"], rtol=0, atol=1e-6)
+    assert (remote["revision"] == local["revision"]).all()
+
+
+@pytest.mark.slow
+def test_pronoun_fidelity_on_ray_equals_local(data_dir, tiny_bert_dir, ray_instance, tmp_path):
+    """The study's --engine ray: the same instance results as the local engine (tiny GPT-2
+    with room for RUFF's texts; random weights, so only equality means anything)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    from studies.pronoun_fidelity.run import main as study_main
+    from tiny_models import build_tiny_gpt2
+
+    folder = build_tiny_gpt2(tmp_path / "gpt2", tiny_bert_dir)
+    config = GPT2LMHeadModel.config_class.from_pretrained(folder)
+    config.n_positions = 1024
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).eval().save_pretrained(folder)
+    tables = {}
+    for engine in ("local", "ray"):
+        out = tmp_path / engine
+        argv = ["--data-dir", str(data_dir), "--out", str(out), "--no-cache", "--model",
+                str(folder), "--occupations", "1", "--per-seed", "3", "--distractors", "0,1",
+                "--no-bayes", "--backend", "none", "--engine", engine, "--ray-actors", "2"]
+        assert study_main(argv) == 0
+        tables[engine] = pd.read_csv(out / "instance_results.csv")
+    pd.testing.assert_frame_equal(tables["ray"], tables["local"])

@@ -1,0 +1,71 @@
+"""The fit cache returns a stored fit only for the very same fit, and refits otherwise."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gbstats.fit_cache import cached_fit
+from gbstats.lmm import fit_lmm
+
+FORMULA = "y ~ x + (1|g)"
+
+
+def _data(seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(12), 6)
+    return pd.DataFrame({"g": [f"g{i:02d}" for i in g], "x": np.tile(["a", "b", "c"], 24),
+                         "y": rng.normal(size=g.size) + rng.normal(size=12)[g]})
+
+
+def test_the_same_fit_is_reused_with_identical_tables(tmp_path):
+    data = _data()
+    first = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    again = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert first.fit_stats["reused_from_cache"] is False
+    assert again.fit_stats["reused_from_cache"] is True
+    pd.testing.assert_frame_equal(again.coefs, first.coefs)
+    pd.testing.assert_frame_equal(again.ranef_var, first.ranef_var)
+    assert again.warnings == first.warnings
+    direct = fit_lmm(FORMULA, data, backend="statsmodels")
+    pd.testing.assert_frame_equal(again.coefs, direct.coefs)
+
+
+@pytest.mark.parametrize("change", ["value", "row order", "formula", "option"])
+def test_anything_that_changes_the_fit_refits(tmp_path, change):
+    data = _data()
+    cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    formula, options = FORMULA, {"backend": "statsmodels"}
+    if change == "value":
+        data = data.copy()
+        data.loc[5, "y"] += 1e-9
+    elif change == "row order":
+        data = data.iloc[::-1]
+    elif change == "formula":
+        formula = "y ~ 1 + (1|g)"
+    else:
+        options = {"backend": "statsmodels", "optimizer": None}
+    refit = cached_fit(fit_lmm, formula, data, cache_dir=tmp_path, **options)
+    assert refit.fit_stats["reused_from_cache"] is False
+
+
+def test_use_cache_false_and_the_environment_switch_bypass_it(tmp_path, monkeypatch):
+    data = _data()
+    cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    bypass = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path,
+                        use_cache=False)
+    assert "reused_from_cache" not in bypass.fit_stats
+    monkeypatch.setenv("GBSTATS_NO_FIT_CACHE", "1")
+    off = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert "reused_from_cache" not in off.fit_stats
+
+
+def test_a_damaged_entry_is_refitted(tmp_path):
+    data = _data()
+    cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    (entry,) = (tmp_path / "fits").glob("*.pickle")
+    entry.write_bytes(b"not a pickle")
+    refit = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert refit.fit_stats["reused_from_cache"] is False
+    assert cached_fit(fit_lmm, FORMULA, data, backend="statsmodels",
+                      cache_dir=tmp_path).fit_stats["reused_from_cache"] is True
