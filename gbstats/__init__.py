@@ -47,6 +47,10 @@ _EXPORTS = {
     "compare_dependent_correlations": "gbstats.alignment",
     "compare_group_correlations": "gbstats.alignment",
     "group_loglik_wide": "gbstats.alignment",
+    "group_reliability": "gbstats.alignment_reliability",
+    "compare_size_matched": "gbstats.alignment_reliability",
+    "fit_alignment_lmm": "gbstats.alignment_lmm",
+    "correct_within_families": "gbstats.hypothesis_tests",
     # metrics
     "delta": "gbstats.metrics",
     "log2_ratio": "gbstats.metrics",

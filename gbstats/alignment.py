@@ -1,6 +1,8 @@
 """Which group of people does a language model resemble? Alignment measures with uncertainty.
 
-Two measures, each with a participant-level bootstrap CI and a test between groups:
+Two measures, each with a bootstrap CI and a test between groups (the
+correlations' reliability-corrected and mixed-model views live in
+`gbstats.alignment_reliability` and `gbstats.alignment_lmm`):
 
 - **Log-likelihood** (`group_loglik`, `compare_group_loglik`): the mean natural
   log-probability, under the model's predicted distribution over an item's
@@ -12,7 +14,7 @@ Two measures, each with a participant-level bootstrap CI and a test between grou
   `compare_dependent_correlations`): the correlation over items between a
   model score (e.g. surprisal) and a group's mean rating of each item.
 
-Why participants are resampled. A group's trials are not independent: each
+Why participants are resampled (and, for correlations, items too). A group's trials are not independent: each
 participant contributes many, and participants differ. Resampling trials would
 pretend every trial is a new person and give CIs that are too narrow.
 Resampling whole participants (with all their trials) within their group keeps
@@ -43,6 +45,7 @@ LOGLIK_COMPARISON_COLUMNS = [
     "split", "group_best", "group_next", "loglik_best", "loglik_next", "difference",
     "ci_low", "ci_high", "p_value", "n_participants_best", "n_participants_next",
     "n_perm", "n_boot", "test"]
+CORRELATION_CI_METHODS = ("two_way_bc", "participant_percentile")
 CORRELATION_COLUMNS = ["group", "method", "r", "ci_low", "ci_high", "p_value",
                        "n_items", "n_items_unrated", "n_participants", "n_obs", "n_boot"]
 DEPENDENT_CORRELATION_COLUMNS = [
@@ -304,7 +307,7 @@ def _prepare_loglik_frame(trials, model_probs, *, participant, group, response, 
 
 
 def group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
-                 group: str = "attitude_group", response: str = "response",
+                 group: str, response: str = "response",
                  item_keys: Sequence[str] = ("item",), participant: str = "participant",
                  split_by: str | None = None, variant: str = "variant", prob: str = "prob",
                  n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
@@ -405,7 +408,7 @@ def _permutation_p_value(s_a, n_a, s_b, n_b, n_perm: int,
 
 
 def compare_group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
-                         group: str = "attitude_group", response: str = "response",
+                         group: str, response: str = "response",
                          item_keys: Sequence[str] = ("item",),
                          participant: str = "participant", split_by: str | None = None,
                          groups: tuple | None = None, variant: str = "variant",
@@ -586,20 +589,36 @@ def _group_item_means(frame, scores, group_value, *, group, participant):
 
 
 def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
-                       group: str = "group", score: str = "surprisal",
+                       group: str, score: str = "surprisal",
                        rating: str = "rating", item_keys: Sequence[str] = ("item",),
                        participant: str = "participant", method: str = "pearson",
-                       n_boot: int = 2000, seed: int = 0,
-                       confidence: float = 0.95) -> pd.DataFrame:
+                       n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
+                       ci_method: str = "two_way_bc") -> pd.DataFrame:
     """Correlate the model's item scores with each group's mean rating per item.
 
     For each group: the mean rating of each item over the group's trials,
     correlated (Pearson or Spearman) over the items the group rated with the
     model's `score`. `p_value` is the usual test of r = 0 with items as the
-    units (scipy). The CI is a percentile bootstrap that resamples the group's
-    participants with replacement and recomputes every item mean per
-    resample (`n_boot`, `seed`); it therefore reflects uncertainty from
-    which people were sampled, for this fixed item set.
+    units (scipy). `group` names the column holding each participant's group
+    (no default: it is the study's own column).
+
+    This is the raw correlation of Watson et al. (2023). It is attenuated by
+    the noise in the group's item means, more so for smaller groups; for the
+    alignment itself use `gbstats.alignment_reliability.group_reliability`
+    (README: "Which alignment number to cite").
+
+    CI (`ci_method`):
+    - "two_way_bc" (default): `n_boot` replicates that resample the items
+      (the same draw for every group) and the group's participants, every
+      item mean recomputed; bias-corrected percentile interval
+      (`gbstats.alignment_reliability.bc_interval`), which contains r. With
+      method="spearman" each replicate ranks the resampled items' values
+      once per distinct item (ties from repeated items are not re-ranked).
+    - "participant_percentile": the earlier interval, participants only,
+      percentile. Kept for comparison: resampling people with replacement
+      makes the item means noisier and shrinks |r|, so this interval can
+      miss its own estimate, and it ignores that items are a sample
+      (benchmarks/alignment_calibration.py: coverage_participant_only).
 
     Every rated item needs a score (else an error). Scored items the group
     never rated are counted in n_items_unrated and left out of that group's r.
@@ -610,12 +629,18 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
     """
     if method not in ("pearson", "spearman"):
         raise UnknownNameError("correlation method", str(method), ["pearson", "spearman"])
+    if ci_method not in CORRELATION_CI_METHODS:
+        raise UnknownNameError("correlation CI method", str(ci_method),
+                               list(CORRELATION_CI_METHODS))
     _check_n_resamples(n_boot, "n_boot")
     frame, scores = _prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
     x_all = scores["_score"].to_numpy()
     rng = np.random.default_rng(seed)
+    # one item draw per replicate, shared by every group (they rated the same items)
+    item_draws = rng.multinomial(len(scores), np.full(len(scores), 1.0 / len(scores)),
+                                 size=n_boot).astype(float)
     records = []
     for g in _levels(frame[group]):
         sub, sums, counts, rated, means = _group_item_means(
@@ -633,8 +658,20 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
         weights = rng.multinomial(n_p, np.full(n_p, 1.0 / n_p), size=n_boot).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             boot_means = (weights @ sums[:, rated]) / (weights @ counts[:, rated])
-        boot_r = _rowwise_correlation(x, boot_means, method)
-        low, high, n_valid = _percentile_ci(boot_r[:, None], confidence)
+        if ci_method == "participant_percentile":
+            boot_r = _rowwise_correlation(x, boot_means, method)
+            low, high, n_valid = _percentile_ci(boot_r[:, None], confidence)
+        else:
+            from gbstats.alignment_reliability import bc_interval, weighted_correlation
+
+            xs, ys = x, boot_means
+            if method == "spearman":
+                xs = stats.rankdata(x)
+                ys = stats.rankdata(np.where(np.isnan(boot_means), np.inf, boot_means), axis=1)
+                ys[np.isnan(boot_means)] = np.nan
+            boot_r = weighted_correlation(xs, ys, item_draws[:, rated])
+            low, high, n_valid = bc_interval(float(test[0]), boot_r, confidence)
+            low, high, n_valid = np.array([low]), np.array([high]), np.array([n_valid])
         records.append({
             "group": g, "method": method, "r": float(test[0]), "ci_low": low[0],
             "ci_high": high[0], "p_value": float(test[1]), "n_items": int(rated.sum()),
@@ -720,7 +757,7 @@ def compare_dependent_correlations(r_xy1: float, r_xy2: float, r_y1y2: float, n:
 
 
 def compare_group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
-                               group: str = "group", score: str = "surprisal",
+                               group: str, score: str = "surprisal",
                                rating: str = "rating", item_keys: Sequence[str] = ("item",),
                                participant: str = "participant", method: str = "pearson",
                                groups: tuple | None = None,

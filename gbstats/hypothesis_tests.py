@@ -365,3 +365,25 @@ def binomial_tail_p(successes, n, chance: float, *, tail: str = "lower") -> floa
     if tail == "lower":
         return float(binom.cdf(k, n, float(chance)))
     return float(binom.sf(k - 1, n, float(chance)))
+
+
+def correct_within_families(table: pd.DataFrame, family: str = "family", method: str = "holm",
+                            *, column: str = "p_value", alpha: float = 0.05) -> pd.DataFrame:
+    """`correct_pvalues` applied separately within each family of tests.
+
+    A family is the set of tests behind one claim (e.g. "which group does the
+    model resemble, by linguistic stage"): the error rate is controlled within
+    it, not across unrelated questions. `family` names the column holding each
+    row's family; rows keep their order. Adds p_adjusted, reject, correction
+    and family_size.
+    """
+    if family not in table.columns:
+        raise DataValidationError(f"no family column {family!r}", source="table",
+                                  column=family, expected=f"a column {family!r} naming each "
+                                  "test's family",
+                                  found=f"columns {', '.join(map(str, table.columns))}")
+    parts = []
+    for _, rows in table.groupby(family, sort=False):
+        corrected = correct_pvalues(rows, method, column=column, alpha=alpha)
+        parts.append(corrected.assign(family_size=len(rows)))
+    return pd.concat(parts).loc[table.index]

@@ -204,7 +204,22 @@ def best_group_tests(trials: pd.DataFrame, item_probs: pd.DataFrame, *, n_perm: 
         rows.append(out.assign(method=method, set_type=set_type, grouping=grouping))
     table = pd.concat(rows, ignore_index=True)
     front = ["method", "set_type", "grouping"]
-    return table[front + [c for c in table.columns if c not in front]]
+    return holm_by_method(table[front + [c for c in table.columns if c not in front]])
+
+
+def permutation_family(method: str) -> str:
+    """One family per method: its tests over set types, groupings and name genders
+    together answer "which group does this method's prediction resemble?"."""
+    return f"permutation tests, {method}"
+
+
+def holm_by_method(tests: pd.DataFrame) -> pd.DataFrame:
+    """Add `family` and `p_holm` (Holm within each family, issue 19 item 8)."""
+    from gbstats.hypothesis_tests import correct_within_families
+
+    out = tests.assign(family=tests["method"].map(permutation_family))
+    adjusted = correct_within_families(out, "family", "holm")
+    return out.assign(p_holm=adjusted["p_adjusted"], family_size=adjusted["family_size"])
 
 
 # --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from studies.common import say
+from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
 from studies.singular_they.stimuli import STIMULI_DIR, STIMULI_VERSION, load_stimuli
 
@@ -92,6 +93,7 @@ def fit(run, s):
     s.correlations, s.comparisons = A.alignment_correlations(s.scored, s.human,
                                                              n_boot=args.n_boot, seed=run.seed)
     s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
+    AL.fit_rq2(run, s)
 
     say("[4/5] fitting the human data's own model")
     human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
@@ -162,25 +164,7 @@ def report(run, report, s) -> None:
                  "with the same df; statsmodels: REML, Wald z tests and intervals; pymc: "
                  "posterior mean, SD and 95% interval")
 
-    report.section("RQ2: which group of people does the model resemble?", (
-        "Pearson correlations between the model's item scores and each group's mean rating "
-        "per item, with 95% bootstrap CIs that resample participants. Surprisal should "
-        "correlate negatively with naturalness. The comparisons test whether the model's "
-        "scores correlate more strongly with one group's ratings than another's "
-        "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI)."),
-        simulated=simulated)
-    report.table("group_correlations", s.correlations,
-                 "Correlation of model scores (surprisal in bits, or probability) with each "
-                 "group's mean ratings; r does not depend on the unit", simulated=simulated,
-                 digits=3)
-    if not s.comparisons.empty:
-        report.table("group_correlation_comparisons", s.comparisons,
-                     "Does the model align with one group better than another?",
-                     simulated=simulated)
-    if not s.mann_whitney.empty:
-        report.table("mann_whitney", s.mann_whitney,
-                     "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
-                     "alternative: the earlier stage scores lower)", simulated=simulated)
+    AL.report_rq2(report, s)
     if s.human_fits:
         report.table("human_model", A.fit_table(s.human_fits, units="rating points",
                                                 coding=A.HUMAN_CODING),

@@ -70,7 +70,7 @@ def test_hand_computed_loglik():
 
 def test_model_matching_group_a_fits_a_best(choices):
     trials, model, dist = choices
-    out = group_loglik(trials, model, split_by="name_gender", n_boot=500, seed=1)
+    out = group_loglik(trials, model, group="attitude_group", split_by="name_gender", n_boot=500, seed=1)
     everyone = out[out["split"] == "all"].set_index("group")
     assert everyone["mean_loglik"].idxmax() == "A"
     # The expected value for each group is known from the generating
@@ -89,7 +89,7 @@ def test_model_matching_group_a_fits_a_best(choices):
 
 def test_split_levels_add_up_to_all(choices):
     trials, model, _ = choices
-    out = group_loglik(trials, model, split_by="name_gender", n_boot=50)
+    out = group_loglik(trials, model, group="attitude_group", split_by="name_gender", n_boot=50)
     for g, rows in out.groupby("group"):
         rows = rows.set_index("split")
         pooled = (rows.loc["man", "mean_loglik"] * rows.loc["man", "n_obs"]
@@ -142,14 +142,14 @@ def test_group_order_follows_categorical_order(choices):
     trials, model, _ = choices
     trials = trials.assign(attitude_group=pd.Categorical(
         trials["attitude_group"], categories=["C", "A", "B"]))
-    out = group_loglik(trials, model, n_boot=20)
+    out = group_loglik(trials, model, group="attitude_group", n_boot=20)
     assert list(out["group"]) == ["C", "A", "B"]
 
 
 def test_loglik_is_seeded(choices):
     trials, model, _ = choices
-    first = group_loglik(trials, model, n_boot=100, seed=5)
-    pd.testing.assert_frame_equal(first, group_loglik(trials, model, n_boot=100, seed=5))
+    first = group_loglik(trials, model, group="attitude_group", n_boot=100, seed=5)
+    pd.testing.assert_frame_equal(first, group_loglik(trials, model, group="attitude_group", n_boot=100, seed=5))
 
 
 # ---------------------------------------------------------------- bad input
@@ -194,7 +194,7 @@ def test_zero_probability_response_is_an_error_not_a_drop():
 def test_other_bad_inputs():
     trials, model = _tiny()
     with pytest.raises(DataValidationError, match="missing column.*'attitude_group'"):
-        group_loglik(trials, model)  # default group column absent
+        group_loglik(trials, model, group="attitude_group")  # default group column absent
     bad = trials.copy()
     bad.loc[2, "group"] = "a"
     bad.loc[2, "participant"] = "p1"
@@ -225,7 +225,7 @@ def test_response_logprob_aligns_with_trials_index():
 
 def test_comparison_finds_the_matching_group_significant(choices):
     trials, model, _ = choices
-    out = compare_group_loglik(trials, model, split_by="name_gender",
+    out = compare_group_loglik(trials, model, group="attitude_group", split_by="name_gender",
                                n_perm=2000, n_boot=500, seed=3)
     assert list(out["split"]) == ["man", "woman", "all"]
     assert (out["group_best"] == "A").all()
@@ -234,7 +234,7 @@ def test_comparison_finds_the_matching_group_significant(choices):
     assert everyone["difference"] > 0
     assert everyone["ci_low"] > 0  # the bootstrap CI excludes 0 too
     # the point values agree with group_loglik
-    means = group_loglik(trials, model, n_boot=10).set_index("group")["mean_loglik"]
+    means = group_loglik(trials, model, group="attitude_group", n_boot=10).set_index("group")["mean_loglik"]
     assert everyone["loglik_best"] == pytest.approx(means["A"])
     assert everyone["loglik_next"] == pytest.approx(means[everyone["group_next"]])
     assert everyone["difference"] == pytest.approx(means["A"] - means[everyone["group_next"]])
@@ -242,10 +242,10 @@ def test_comparison_finds_the_matching_group_significant(choices):
 
 def test_explicit_pair_is_ordered_by_fit(choices):
     trials, model, _ = choices
-    out = compare_group_loglik(trials, model, groups=("B", "A"), n_perm=200, n_boot=50)
+    out = compare_group_loglik(trials, model, group="attitude_group", groups=("B", "A"), n_perm=200, n_boot=50)
     assert (out.iloc[0]["group_best"], out.iloc[0]["group_next"]) == ("A", "B")
     with pytest.raises(UnknownNameError, match="(?i)did you mean 'A'"):
-        compare_group_loglik(trials, model, groups=("AA", "B"), n_perm=10, n_boot=10)
+        compare_group_loglik(trials, model, group="attitude_group", groups=("AA", "B"), n_perm=10, n_boot=10)
 
 
 def test_permutation_p_value_is_calibrated_under_the_null():
@@ -298,7 +298,7 @@ def ratings():
 
 def test_group_correlations_point_values(ratings):
     scores, trials = ratings
-    out = group_correlations(scores, trials, n_boot=300, seed=1).set_index("group")
+    out = group_correlations(scores, trials, group="group", n_boot=300, seed=1).set_index("group")
     for g in ("close", "far"):
         means = trials[trials["group"] == g].groupby("item")["rating"].mean()
         ref = stats.pearsonr(scores.set_index("item").loc[means.index, "surprisal"], means)
@@ -307,7 +307,7 @@ def test_group_correlations_point_values(ratings):
         assert out.loc[g, "ci_low"] < out.loc[g, "r"] < out.loc[g, "ci_high"]
     assert out.loc["close", "r"] < out.loc["far", "r"] < 0.2
     assert out.loc["close", "n_items"] == 40 and out.loc["close", "n_participants"] == 25
-    spearman = group_correlations(scores, trials, method="spearman", n_boot=50)
+    spearman = group_correlations(scores, trials, group="group", method="spearman", n_boot=50)
     means = trials[trials["group"] == "far"].groupby("item")["rating"].mean()
     assert spearman.set_index("group").loc["far", "r"] == pytest.approx(
         stats.spearmanr(scores["surprisal"], means)[0])
@@ -318,23 +318,46 @@ def test_correlation_bootstrap_recomputes_item_means_per_participant_resample():
     scores = pd.DataFrame({"item": [1, 2, 3, 4], "surprisal": [1.0, 2.0, 3.0, 5.0]})
     trials = pd.DataFrame({"participant": ["p"] * 4, "group": ["g"] * 4,
                            "item": [1, 2, 3, 4], "rating": [5.0, 3.0, 4.0, 1.0]})
-    row = group_correlations(scores, trials, n_boot=100).iloc[0]
+    row = group_correlations(scores, trials, group="group", n_boot=100,
+                             ci_method="participant_percentile").iloc[0]
     assert row["ci_low"] == pytest.approx(row["r"])
     assert row["ci_high"] == pytest.approx(row["r"])
+
+
+def test_two_way_interval_contains_its_estimate_and_participant_only_is_shrunk():
+    # 16 people, noise SD 2: resampling people with replacement shrinks |r|, so
+    # the old participant-only percentile interval sits on the near-zero side
+    # of r (in the shipped singular-they report r = .316 had CI [.289, .328]).
+    # The two-way BC interval must contain r every time.
+    from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+
+    shift = []
+    for seed in range(8):
+        x, groups = simulate_alignment_panel({"g": 16}, 0.3, n_items=335, seed=seed)
+        scores, trials = panel_to_long(x, groups)
+        for method in ("pearson", "spearman"):
+            row = group_correlations(scores, trials, group="group", score="score",
+                                     method=method, n_boot=300, seed=seed).iloc[0]
+            assert row["ci_low"] <= row["r"] <= row["ci_high"], (seed, method)
+        old = group_correlations(scores, trials, group="group", score="score", n_boot=300,
+                                 seed=seed, ci_method="participant_percentile").iloc[0]
+        shift.append((old["ci_low"] + old["ci_high"]) / 2 - old["r"])
+    # r is about .27 here; the old interval's midpoint lies below it on average
+    assert np.mean(shift) < -0.01, shift
 
 
 def test_unrated_and_unscored_items(ratings):
     scores, trials = ratings
     extra = pd.concat([scores, pd.DataFrame({"item": [99], "surprisal": [0.0]})])
-    out = group_correlations(extra, trials, n_boot=20)
+    out = group_correlations(extra, trials, group="group", n_boot=20)
     assert (out["n_items_unrated"] == 1).all() and (out["n_items"] == 40).all()
     with pytest.raises(DataValidationError, match="item=3 has ratings but no model score"):
-        group_correlations(scores[scores["item"] != 3], trials, n_boot=20)
+        group_correlations(scores[scores["item"] != 3], trials, group="group", n_boot=20)
 
 
 def test_compare_group_correlations_finds_the_closer_group(ratings):
     scores, trials = ratings
-    row = compare_group_correlations(scores, trials).iloc[0]
+    row = compare_group_correlations(scores, trials, group="group").iloc[0]
     assert (row["group_best"], row["group_next"]) == ("close", "far")
     assert row["p_value"] < 0.001
     assert row["ci_high"] < 0  # r_close - r_far is clearly negative
@@ -419,7 +442,7 @@ def test_wide_table_has_one_row_per_group(choices):
     from gbstats.alignment import group_loglik_wide
 
     trials, model, _ = choices
-    long = group_loglik(trials, model, split_by="name_gender", n_boot=20)
+    long = group_loglik(trials, model, group="attitude_group", split_by="name_gender", n_boot=20)
     wide = group_loglik_wide(long)
     assert list(wide["group"]) == ["A", "B", "C"]
     assert wide.loc[0, "mean_loglik_man"] == long.iloc[0]["mean_loglik"]
@@ -429,7 +452,7 @@ def test_wide_table_has_one_row_per_group(choices):
 
 def test_split_column_may_also_be_an_item_key(choices):
     trials, model, _ = choices
-    out = group_loglik(trials, model, split_by="item", n_boot=5)
+    out = group_loglik(trials, model, group="attitude_group", split_by="item", n_boot=5)
     assert len(out) == 3 * (16 + 1)
 
 

@@ -466,3 +466,18 @@ def test_human_glmm_bayesian_backend_runs_through_the_study(data_dir):
                                    "name_genderwomen:attitude_score"]
     assert (table["ci_low"] < table["estimate"]).all() and (table["estimate"] < table["ci_high"]).all()
     assert fits["pymc"].fit_stats["nobs"] == len(some) == 60 * 20
+
+
+def test_permutation_tests_are_holm_adjusted_within_each_method():
+    # Holm by hand, family "posterior" with p = (.01, .04, .03): sorted .01, .03, .04
+    # times 3, 2, 1 = .03, .06, .04, made monotone: .03, .06, .06. The one
+    # corpus_prior test is a family of one: unchanged.
+    from studies.role_nouns.analysis import holm_by_method
+
+    tests = pd.DataFrame({"method": ["posterior", "posterior", "corpus_prior", "posterior"],
+                          "p_value": [0.01, 0.04, 0.5, 0.03]})
+    out = holm_by_method(tests)
+    assert list(out["family"]) == ["permutation tests, posterior"] * 2 + [
+        "permutation tests, corpus_prior", "permutation tests, posterior"]
+    assert out["p_holm"].tolist() == pytest.approx([0.03, 0.06, 0.5, 0.06])
+    assert out["family_size"].tolist() == [3, 3, 1, 3]

@@ -117,6 +117,39 @@ def test_group_correlations_cover_groupings_items_and_measures(default_run):
     assert all(r["ci_low"] <= r["ci_high"] for r in records)
 
 
+def test_every_correlation_interval_contains_its_estimate(default_run):
+    out, results, _ = default_run
+    tables = results["tables"]
+    for r in tables["group_correlations"]:
+        assert r["ci_low"] <= r["r"] <= r["ci_high"], r
+    for r in tables["group_reliability"]:
+        assert r["ci_low"] <= r["r_corrected"] <= r["ci_high"], r
+        assert r["noise_ceiling"] == pytest.approx(r["reliability"] ** 0.5)
+    for r in tables["size_matched_comparisons"]:
+        assert r["ci_low"] <= r["difference"] <= r["ci_high"], r
+
+
+def test_rq2_leads_with_the_corrected_analysis(default_run):
+    out, results, _ = default_run
+    fields = {"grouping", "item_set", "group", "reliability", "noise_ceiling", "r_corrected",
+              "ci_low", "ci_high", "n_participants"}
+    assert all(fields <= set(r) for r in results["tables"]["group_reliability"])
+    lmm = results["tables"]["alignment_lmm"]
+    assert all({"grouping", "backend", "term", "estimate", "se", "ci_low", "ci_high", "df",
+                "p_value"} <= set(r) for r in lmm)
+    assert {r["backend"] for r in lmm} == {"lme4", "pymc"}
+    assert {r["term"] for r in lmm if r["grouping"] == "stage"} >= {
+        "score_z:group[innovator]", "score_z:group[super-innovator]"}
+    for name in ("group_reliability", "size_matched_comparisons", "alignment_lmm"):
+        assert (out / "tables" / f"{name}.tex").exists(), name
+    report = (out / "report.md").read_text()
+    assert report.index("group_reliability") < report.index("Watson et al. (2023): raw")
+    # every p-value of a comparison names its family
+    for name in ("group_correlation_comparisons", "mann_whitney", "size_matched_comparisons"):
+        assert all(r["family"] and r["p_holm"] >= r["p_value"]
+                   for r in results["tables"][name]), name
+
+
 def test_mann_whitney_is_one_tailed_between_adjacent_stages(default_run):
     records = default_run[1]["tables"]["mann_whitney"]
     pairs = {(r["score"], r["label_a"], r["label_b"], r["alternative"]) for r in records}

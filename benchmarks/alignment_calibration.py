@@ -1,0 +1,338 @@
+"""Calibration of gbstats' alignment statistics by simulation (issue 13).
+
+    nice /work/main/.venv/bin/python benchmarks/alignment_calibration.py \
+        > benchmarks/results/alignment_calibration.log 2>&1
+
+writes benchmarks/results/alignment_calibration.json. Panels come from
+gbstats.alignment_simulation (the generating model is documented there); the
+truth is known, so every interval and test can be scored.
+
+1. Coverage (`coverage_new`, `coverage_participant_only`): one group of 16 or
+   of 89 people, the issue's setting (335 items, rating noise SD 2, person
+   offsets SD .5, true item means SD 1, rho = .3). Estimand: rho, the
+   correlation over the population of items between the model score and the
+   group's TRUE item means. New interval: the BC two-way bootstrap interval of
+   the attenuation-corrected r (gbstats.alignment_reliability). Old interval:
+   the participant-only percentile bootstrap of the raw r (what
+   group_correlations did). Also reported: the raw r's two-way BC interval,
+   scored against rho and against its own target rho * sqrt(rel_n), with
+   rel_n = 1 / (1 + 4 / n) the population reliability of n people's means.
+   Each coverage has an exact (Clopper-Pearson) 95% interval and the exact
+   binomial test of coverage = .95.
+2. False-positive rates (`fpr_*`): three groups of 16 / 43 / 89 people with
+   the SAME alignment (rho = .3 each), as in the singular-they panel; the
+   comparison of interest is the smallest group against the largest (rates
+   for every pair are given too). Two scenarios: person offsets only (the
+   issue's), and people who also differ in slope (SD .2).
+   - Steiger's test on the item means (gbstats.alignment.compare_dependent_correlations);
+   - the size-matched comparison (gbstats.alignment_reliability);
+   - the mixed model (gbstats.alignment_lmm, lme4): fewer items per panel
+     (40) and fewer panels, because each fit costs seconds; the issue's
+     formula without (1 | item_group) is run on a smaller number of panels
+     to show why the term is needed.
+3. Role nouns (`role_nouns_permutation`): groups of 128 / 35 / 108 people (the
+   Papineau et al. party sizes) whose choices come from one shared
+   distribution per item, with people differing in their preference for the
+   neutral form; rejection rates of gbstats.alignment.compare_group_loglik's
+   permutation test for a pre-specified pair and for best-vs-next.
+
+Monte Carlo standard errors are sqrt(p (1 - p) / n_sims).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from gbstats.alignment import compare_dependent_correlations, compare_group_loglik
+from gbstats.alignment_reliability import (bc_interval, corrected_correlation,
+                                           multinomial_weights, random_halves,
+                                           reliability_rows, size_matched_from_matrices,
+                                           weighted_correlation, weighted_item_means,
+                                           _group_bootstrap)
+from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+
+OUT = Path(__file__).resolve().parent / "results" / "alignment_calibration.json"
+RHO = 0.3
+ISSUE_SETTING = dict(n_items=335, sd_item=1.0, sd_noise=2.0, sd_person=0.5, shared_item=0.5)
+FPR_SIZES = {"n16": 16, "n43": 43, "n89": 89}
+
+
+def rate_summary(hits: np.ndarray, target: float | None = None) -> dict:
+    hits = np.asarray(hits, dtype=bool)
+    n, k = hits.size, int(hits.sum())
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    out = {"rate": k / n, "n_sims": n, "count": k, "mc_se": float(np.sqrt(k / n * (1 - k / n) / n)),
+           "exact_ci95": [float(ci.low), float(ci.high)]}
+    if target is not None:
+        out[f"binomial_p_vs_{target}"] = float(stats.binomtest(k, n, target).pvalue)
+    return out
+
+
+# ---------------------------------------------------------------- 1. coverage
+
+def coverage_run(n_people: int, n_sims: int, n_boot: int, n_splits: int,
+                 n_boot_splits: int, seed: int) -> dict:
+    rel_pop = 1 / (1 + ISSUE_SETTING["sd_noise"] ** 2 / (n_people * ISSUE_SETTING["sd_item"] ** 2))
+    hits = {k: [] for k in ("new", "participant_only", "raw_two_way_vs_rho",
+                            "raw_two_way_vs_attenuated", "new_contains_estimate",
+                            "raw_contains_estimate")}
+    estimates = {"r": [], "r_corrected": [], "reliability": [], "ci_width_new": []}
+    for sim in range(n_sims):
+        rng = np.random.default_rng([seed, n_people, sim])
+        x, groups = simulate_alignment_panel({"g": n_people}, RHO, sd_slope=0.0, seed=rng,
+                                             **ISSUE_SETTING)
+        g = groups[0]
+        ones = np.ones((1, n_people))
+        r = float(weighted_correlation(x, weighted_item_means(ones, g.sums, g.counts),
+                                       np.ones(x.size))[0])
+        rel = float(reliability_rows(ones, np.ones(x.size), g.sums, g.counts,
+                                     random_halves(n_people, n_splits, rng))[0])
+        r_c = float(corrected_correlation(r, rel))
+        item_weights = multinomial_weights(x.size, n_boot, rng)
+        boot_r, boot_rel = _group_bootstrap(x, g, item_weights,
+                                            random_halves(n_people, n_boot_splits, rng), rng)
+        low, high, _ = bc_interval(r_c, corrected_correlation(boot_r, boot_rel))
+        raw_low, raw_high, _ = bc_interval(r, boot_r)
+        people = multinomial_weights(n_people, n_boot, rng)
+        old = weighted_correlation(x, weighted_item_means(people, g.sums, g.counts),
+                                   np.ones(x.size))
+        old_low, old_high = np.quantile(old[np.isfinite(old)], [0.025, 0.975])
+        hits["new"].append(low <= RHO <= high)
+        hits["participant_only"].append(old_low <= RHO <= old_high)
+        hits["raw_two_way_vs_rho"].append(raw_low <= RHO <= raw_high)
+        target = RHO * np.sqrt(rel_pop)
+        hits["raw_two_way_vs_attenuated"].append(raw_low <= target <= raw_high)
+        hits["new_contains_estimate"].append(low <= r_c <= high)
+        hits["raw_contains_estimate"].append(raw_low <= r <= raw_high)
+        estimates["r"].append(r)
+        estimates["r_corrected"].append(r_c)
+        estimates["reliability"].append(rel)
+        estimates["ci_width_new"].append(high - low)
+    return {
+        "n_people": n_people, "rho": RHO, "population_reliability": rel_pop,
+        "attenuated_target": RHO * np.sqrt(rel_pop),
+        "coverage": {k: rate_summary(v, 0.95 if k in ("new", "participant_only") else None)
+                     for k, v in hits.items()},
+        "mean_estimates": {k: float(np.mean(v)) for k, v in estimates.items()},
+        "sd_estimates": {k: float(np.std(v, ddof=1)) for k, v in estimates.items()},
+    }
+
+
+# ---------------------------------------------------------------- 2. false positives
+
+def fpr_run(n_sims: int, sd_slope: float, n_boot: int, n_subsamples: int, seed: int) -> dict:
+    pairs = [("n16", "n43"), ("n16", "n89"), ("n43", "n89")]
+    steiger = {p: [] for p in pairs}
+    matched = {p: [] for p in pairs}
+    raw_r = {g: [] for g in FPR_SIZES}
+    for sim in range(n_sims):
+        rng = np.random.default_rng([seed, int(sd_slope * 1000), sim])
+        x, groups = simulate_alignment_panel(FPR_SIZES, RHO, sd_slope=sd_slope, seed=rng,
+                                             **ISSUE_SETTING)
+        means = {g.group: weighted_item_means(np.ones((1, g.n_participants)), g.sums,
+                                              g.counts)[0] for g in groups}
+        r = {k: float(np.corrcoef(x, m)[0, 1]) for k, m in means.items()}
+        for k in r:
+            raw_r[k].append(r[k])
+        for a, b in pairs:
+            r_ab = float(np.corrcoef(means[a], means[b])[0, 1])
+            steiger[(a, b)].append(compare_dependent_correlations(
+                r[a], r[b], r_ab, x.size).iloc[0]["p_value"] < 0.05)
+        table = size_matched_from_matrices(x, groups, n_subsamples=n_subsamples, n_boot=n_boot,
+                                           n_boot_subsamples=3, rng=rng)
+        for _, row in table.iterrows():
+            matched[(row["group_a"], row["group_b"])].append(row["p_value"] < 0.05)
+    key = lambda p: f"{p[0]}_vs_{p[1]}"  # noqa: E731
+    return {"sd_slope": sd_slope, "n_sims": n_sims,
+            "steiger_on_means": {key(p): rate_summary(v) for p, v in steiger.items()},
+            "size_matched": {key(p): rate_summary(v) for p, v in matched.items()},
+            "mean_raw_r": {g: float(np.mean(v)) for g, v in raw_r.items()}}
+
+
+def fpr_mixed_model(n_sims: int, n_items: int, item_by_group: bool, seed: int,
+                    checkpoint: Path | None = None) -> dict:
+    """Rejection rates of the score_z:group terms; with `checkpoint`, the summary so far
+    is written there every 10 panels (the lme4 part is the slow one)."""
+    from gbstats.alignment_lmm import alignment_terms, fit_alignment_lmm
+
+    rejections = {"score_z:group[n16]": [], "score_z:group[n43]": []}
+    warned, cpu = 0, time.process_time()
+
+    def summary(done: int) -> dict:
+        return {"n_sims": done, "n_sims_planned": n_sims, "n_items": n_items, "sd_slope": 0.2,
+                "item_by_group_term": item_by_group,
+                "rejections": {t: rate_summary(v) for t, v in rejections.items()},
+                "fits_with_warnings": warned,
+                "cpu_seconds_per_fit": (time.process_time() - cpu) / max(1, done)}
+
+    for sim in range(n_sims):
+        rng = np.random.default_rng([seed, sim])
+        x, groups = simulate_alignment_panel(FPR_SIZES, RHO, sd_slope=0.2, seed=rng,
+                                             **{**ISSUE_SETTING, "n_items": n_items})
+        scores, trials = panel_to_long(x, groups)
+        # the largest group is the reference, so score_z:group[n16] is 16 vs 89
+        table, fits = fit_alignment_lmm(scores, trials, group="group", score="score",
+                                        group_order=["n89", "n16", "n43"],
+                                        item_by_group=item_by_group)
+        warned += bool(fits["lme4"].warnings)
+        rows = table[alignment_terms(table)].set_index("term")
+        for term in rejections:
+            rejections[term].append(rows.loc[term, "p_value"] < 0.05)
+        if checkpoint is not None and (sim + 1) % 10 == 0:
+            _write(checkpoint, summary(sim + 1))
+    return summary(n_sims)
+
+
+# ---------------------------------------------------------------- 3. role nouns
+
+def role_noun_run(n_sims: int, n_perm: int, seed: int) -> dict:
+    sizes = {"Democrat": 128, "Non-Partisan": 35, "Republican": 108}
+    n_items, variants = 14, ["neutral", "masc", "fem"]
+    base = np.random.default_rng(seed).dirichlet([2, 2, 2], size=n_items)
+    model = pd.DataFrame([{"item": i, "variant": v, "prob": base[i, k]}
+                          for i in range(n_items) for k, v in enumerate(variants)])
+    pair, best = [], []
+    for sim in range(n_sims):
+        rng = np.random.default_rng([seed, sim])
+        rows = []
+        for g, n in sizes.items():
+            # people differ in their liking of the neutral form (log-odds shift,
+            # SD 1), drawn from the same population in every group: one true model
+            tilt = rng.normal(0, 1, n)
+            for p in range(n):
+                logits = np.log(base) + np.array([tilt[p], 0, 0])
+                probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+                choice = (rng.random((n_items, 1)) > probs.cumsum(axis=1)).sum(axis=1)
+                rows += [(f"{g}{p}", g, i, variants[c]) for i, c in enumerate(choice)]
+        trials = pd.DataFrame(rows, columns=["participant", "party", "item", "response"])
+        fixed = compare_group_loglik(trials, model, group="party", groups=("Non-Partisan",
+                                                                            "Democrat"),
+                                     n_perm=n_perm, n_boot=1, seed=sim)
+        top = compare_group_loglik(trials, model, group="party", n_perm=n_perm, n_boot=1,
+                                   seed=sim)
+        pair.append(fixed.iloc[0]["p_value"] < 0.05)
+        best.append(top.iloc[0]["p_value"] < 0.05)
+    return {"group_sizes": sizes, "n_items": n_items, "n_perm": n_perm,
+            "person_tilt_sd": 1.0,
+            "prespecified_pair_35_vs_128": rate_summary(pair),
+            "best_vs_next": rate_summary(best)}
+
+
+SECTIONS = ("coverage", "fpr", "role_nouns", "mixed_model")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--coverage-sims", type=int, default=500)
+    p.add_argument("--fpr-sims", type=int, default=400)
+    p.add_argument("--lmm-sims", type=int, default=150)
+    p.add_argument("--lmm-item-only-sims", type=int, default=60)
+    p.add_argument("--lmm-items", type=int, default=30)
+    p.add_argument("--role-noun-sims", type=int, default=500)
+    p.add_argument("--n-boot", type=int, default=400)
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--only", choices=SECTIONS, action="append",
+                   help="run only these sections (repeatable); each writes "
+                        "<out stem>.<section>.json, and a run without --only merges the parts "
+                        "already written instead of recomputing them")
+    p.add_argument("--out", type=Path, default=OUT)
+    args = p.parse_args(argv)
+    sections = args.only or SECTIONS
+    for section in sections:
+        part = args.out.with_suffix(f".{section}.json")
+        if args.only is None and part.exists():
+            continue
+        start = time.process_time()
+        value = SECTION_RUNNERS[section](args)
+        value["cpu_seconds"] = round(time.process_time() - start, 1)
+        _write(part, value)
+    if args.only is None:
+        _write(args.out, merge(args))
+
+
+def run_coverage(args) -> dict:
+    cov = {f"n{n}": coverage_run(n, args.coverage_sims, args.n_boot, 50, 10, args.seed)
+           for n in (16, 89)}
+    return {"coverage": cov, "n_sims": args.coverage_sims, "n_boot": args.n_boot}
+
+
+def run_fpr(args) -> dict:
+    return {"fpr_correlations": {
+        name: fpr_run(args.fpr_sims, slope, args.n_boot, 50, args.seed)
+        for name, slope in (("offsets_only", 0.0), ("with_person_slopes", 0.2))},
+        "n_sims": args.fpr_sims, "n_boot": args.n_boot}
+
+
+def run_role_nouns(args) -> dict:
+    return {"role_nouns_permutation": role_noun_run(args.role_noun_sims, 499, args.seed)}
+
+
+def run_mixed_model(args) -> dict:
+    part = args.out.with_suffix(".mixed_model.partial.json")
+    main_model = fpr_mixed_model(args.lmm_sims, args.lmm_items, True, args.seed, part)
+    return {"mixed_model": main_model,
+            "mixed_model_item_only": fpr_mixed_model(args.lmm_item_only_sims, args.lmm_items,
+                                                     False, args.seed + 1,
+                                                     part.with_suffix(".item_only.json"))}
+
+
+SECTION_RUNNERS = {"coverage": run_coverage, "fpr": run_fpr, "role_nouns": run_role_nouns,
+                   "mixed_model": run_mixed_model}
+
+
+def merge(args) -> dict:
+    """The headline keys the issue asks for, and every section's details."""
+    parts = {s: json.loads(args.out.with_suffix(f".{s}.json").read_text())
+             for s in SECTIONS if args.out.with_suffix(f".{s}.json").exists()}
+    if "mixed_model" not in parts:
+        # the lme4 part did not finish: use its checkpoints (n_sims says how far it got)
+        partial = args.out.with_suffix(".mixed_model.partial.json")
+        parts["mixed_model"] = {
+            "mixed_model": json.loads(partial.read_text()),
+            "mixed_model_item_only": json.loads(
+                partial.with_suffix(".item_only.json").read_text()),
+            "cpu_seconds": None, "complete": False}
+    cov, fpr = parts["coverage"]["coverage"], parts["fpr"]["fpr_correlations"]
+    lmm, lmm_item = parts["mixed_model"]["mixed_model"], parts["mixed_model"]["mixed_model_item_only"]
+    coverage_new = {k: v["coverage"]["new"]["rate"] for k, v in cov.items()}
+    return {
+        "generated_by": "benchmarks/alignment_calibration.py",
+        "settings": {**ISSUE_SETTING, "rho": RHO, "seed": args.seed},
+        "n_sims": {"coverage_per_group_size": parts["coverage"]["n_sims"],
+                   "fpr_correlation_tests_per_scenario": parts["fpr"]["n_sims"],
+                   "fpr_mixed_model": lmm["n_sims"],
+                   "fpr_mixed_model_item_only": lmm_item["n_sims"],
+                   "role_nouns": parts["role_nouns"]["role_nouns_permutation"]["best_vs_next"]["n_sims"]},
+        "coverage_new": coverage_new,
+        "coverage_new_within_0.93_0.97": all(0.93 <= v <= 0.97 for v in coverage_new.values()),
+        "coverage_participant_only": {k: v["coverage"]["participant_only"]["rate"]
+                                      for k, v in cov.items()},
+        "fpr_steiger_on_means": {k: v["steiger_on_means"]["n16_vs_n89"]["rate"]
+                                 for k, v in fpr.items()},
+        "fpr_size_matched": {k: v["size_matched"]["n16_vs_n89"]["rate"] for k, v in fpr.items()},
+        "fpr_mixed_model": lmm["rejections"]["score_z:group[n16]"]["rate"],
+        "fpr_mixed_model_mc_se": lmm["rejections"]["score_z:group[n16]"]["mc_se"],
+        "fpr_mixed_model_item_only": lmm_item["rejections"]["score_z:group[n16]"]["rate"],
+        "fpr_role_nouns_permutation": {
+            "prespecified_pair": parts["role_nouns"]["role_nouns_permutation"][
+                "prespecified_pair_35_vs_128"]["rate"],
+            "best_vs_next": parts["role_nouns"]["role_nouns_permutation"]["best_vs_next"]["rate"]},
+        "cpu_seconds": {s: parts[s]["cpu_seconds"] for s in SECTIONS},
+        "details": parts,
+    }
+
+
+def _write(path: Path, results: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, default=float) + "\n")
+    print(f"wrote {path}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""RQ2 of the singular-*they* study: which group of people does the model resemble?
+
+Three views, in the order the report gives them (gbstats README, "Which
+alignment number to cite"):
+
+1. `reliability_table`: per grouping, item set and group, the split-half
+   reliability of the group's item means, its noise ceiling, and the model's
+   correlation with the group corrected for attenuation, with a two-way
+   bootstrap interval (gbstats.alignment_reliability). This is the alignment
+   itself, not a property of how many people a group has.
+2. `size_matched_table`: every group subsampled to the smallest group's size,
+   then compared pairwise.
+3. `alignment_lmm_table`: `rating ~ score_z * group + (1 + score_z |
+   participant) + (1 | item) + (1 | item_group)` with lme4 (and PyMC), whose
+   score_z:group terms are the alignment differences (gbstats.alignment_lmm).
+
+The raw correlations of Watson et al. (2023) stay in
+`studies.singular_they.analysis.alignment_correlations`, for comparability.
+`holm_families` adds Holm-adjusted p-values within named families of tests
+(issue 19, item 8).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from studies.singular_they.analysis import GROUPINGS, ITEM_SETS
+
+# the model score every corrected view uses: surprisal (bits), the paper's measure
+SCORE = "surprisal"
+LMM_ITEM_SET = "all items"
+GROUP_RELIABILITY_FIELDS = ["grouping", "item_set", "group", "reliability", "noise_ceiling",
+                            "r", "r_corrected", "ci_low", "ci_high", "n_items",
+                            "n_participants", "n_boot_undefined"]
+ALIGNMENT_LMM_FIELDS = ["grouping", "backend", "term", "estimate", "se", "ci_low", "ci_high",
+                        "df", "p_value"]
+
+
+def _subsets(scored: pd.DataFrame, human: pd.DataFrame, item_sets=None):
+    """(grouping, present groups, item set name, items, trials) for every combination."""
+    for grouping, order in GROUPINGS.items():
+        trials = human[human[grouping].notna()]
+        present = [g for g in order if g in set(trials[grouping])]
+        for set_name, select in ITEM_SETS.items():
+            if item_sets is not None and set_name not in item_sets:
+                continue
+            items = select(scored)
+            sub = trials[trials["item"].isin(items["item"])]
+            sub = sub.assign(**{grouping: pd.Categorical(sub[grouping], present)})
+            yield grouping, present, set_name, items[["item", SCORE]], sub
+
+
+def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
+                      seed: int) -> pd.DataFrame:
+    """Reliability, noise ceiling and corrected correlation per grouping x item set x group."""
+    from gbstats.alignment_reliability import group_reliability
+
+    rows = []
+    for grouping, _, set_name, items, trials in _subsets(scored, human):
+        table, _ = group_reliability(items, trials, group=grouping, score=SCORE,
+                                     n_boot=n_boot, seed=seed)
+        rows.append(table.assign(grouping=grouping, item_set=set_name,
+                                 group=table["group"].astype(str)))
+    return pd.concat(rows, ignore_index=True)[GROUP_RELIABILITY_FIELDS]
+
+
+def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
+                       seed: int) -> pd.DataFrame:
+    """Size-matched pairwise comparisons per grouping x item set."""
+    from gbstats.alignment_reliability import compare_size_matched
+
+    rows = []
+    for grouping, _, set_name, items, trials in _subsets(scored, human):
+        table = compare_size_matched(items, trials, group=grouping, score=SCORE,
+                                     n_boot=n_boot, seed=seed)
+        rows.append(table.assign(grouping=grouping, item_set=set_name))
+    out = pd.concat(rows, ignore_index=True)
+    out["group_a"], out["group_b"] = out["group_a"].astype(str), out["group_b"].astype(str)
+    front = ["grouping", "item_set"]
+    return out[front + [c for c in out.columns if c not in front and c != "test"]]
+
+
+def alignment_lmm_table(scored: pd.DataFrame, human: pd.DataFrame, *, backends: list[str],
+                        bayes: bool, draws: int, seed: int) -> tuple[pd.DataFrame, dict]:
+    """The alignment mixed model per grouping (all items), on every backend.
+
+    The reference group is the first of the grouping's order (non-innovators;
+    low acceptance), so each score_z:group[...] term is that group's slope minus
+    the reference group's. Returns (table with ALIGNMENT_LMM_FIELDS, {grouping:
+    {backend: FitResult}}).
+    """
+    from gbstats.alignment_lmm import fit_alignment_lmm
+
+    tables, fits = [], {}
+    for grouping, present, _, items, trials in _subsets(scored, human, [LMM_ITEM_SET]):
+        table, fits[grouping] = fit_alignment_lmm(items, trials, group=grouping, score=SCORE,
+                                                  group_order=present, backends=backends,
+                                                  bayes=bayes, draws=draws, seed=seed)
+        tables.append(table.assign(grouping=grouping))
+    return pd.concat(tables, ignore_index=True)[ALIGNMENT_LMM_FIELDS], fits
+
+
+def holm_families(table: pd.DataFrame, family_of) -> pd.DataFrame:
+    """Add `family` (family_of(row) for each row) and Holm-adjusted p-values within families.
+
+    Rows without a p-value (e.g. Bayesian fits), or for which family_of returns
+    None (tests that are not part of any claim, e.g. a model's intercept), get
+    family "" and no adjustment.
+    """
+    from gbstats.hypothesis_tests import correct_within_families
+
+    if table.empty:
+        return table
+    out = table.copy()
+    families = [family_of(row) for _, row in out.iterrows()]
+    out["family"] = [f if f is not None else "" for f in families]
+    has_p = out["p_value"].notna() & pd.Series([f is not None for f in families],
+                                               index=out.index)
+    out.loc[~has_p, "family"] = ""
+    if has_p.any():
+        adjusted = correct_within_families(out[has_p], "family", "holm")
+        out.loc[has_p, "p_holm"] = adjusted["p_adjusted"]
+        out.loc[has_p, "family_size"] = adjusted["family_size"]
+    return out
+
+
+def steiger_family(row) -> str:
+    """Steiger comparisons: one family per grouping (all item sets, measures and pairs)."""
+    return f"Steiger on raw r, by {row['grouping']}"
+
+
+def size_matched_family(row) -> str:
+    return f"size-matched, by {row['grouping']}"
+
+
+def mann_whitney_family(row) -> str:
+    """The four survey-score tests between adjacent stages form one family."""
+    return "Mann-Whitney, survey scores by stage"
+
+
+def lmm_family(row) -> str | None:
+    """The score_z:group terms of one fit form a family; other terms are not tests of alignment."""
+    if not str(row["term"]).startswith("score_z:group["):
+        return None
+    return f"mixed-model alignment differences, by {row['grouping']} ({row['backend']})"
+
+
+# --------------------------------------------------------------------------
+# the study's RQ2 steps (called from studies/singular_they/steps.py)
+
+P_COLUMNS = ("p_value", "p_holm")
+FORMULA_TEXT = ("rating ~ score_z * group + (1 + score_z | participant) + (1 | item) "
+                "+ (1 | item:group)")
+
+
+def fit_rq2(run, s) -> None:
+    """The corrected RQ2 views on s.scored and s.human, stored on s; Holm families added."""
+    from studies.common import say
+
+    args = run.args
+    say("      reliability-corrected correlations, size-matched comparisons")
+    s.group_reliability = reliability_table(s.scored, s.human, n_boot=args.n_boot,
+                                            seed=run.seed)
+    s.size_matched = holm_families(size_matched_table(s.scored, s.human, n_boot=args.n_boot,
+                                                      seed=run.seed), size_matched_family)
+    s.alignment_lmm, s.alignment_fits = None, {}
+    lme4 = ["lme4"] if "lme4" in s.backends else []
+    if lme4 or run.bayes:
+        say("      the alignment mixed model: " + FORMULA_TEXT)
+        table, s.alignment_fits = alignment_lmm_table(s.scored, s.human, backends=lme4,
+                                                      bayes=run.bayes, draws=args.draws,
+                                                      seed=run.seed)
+        s.alignment_lmm = holm_families(table, lmm_family)
+    else:
+        run.note("the alignment mixed model has crossed random effects, which only lme4 (or "
+                 "the Bayesian twin) fits; it was skipped")
+    if not s.comparisons.empty:
+        s.comparisons = holm_families(s.comparisons, steiger_family)
+    if not s.mann_whitney.empty:
+        s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
+    from gbstats.fitting import fit_warnings
+
+    run.warn([w for grouping, fits in s.alignment_fits.items()
+              for w in fit_warnings(fits, f"alignment mixed model ({grouping})")])
+
+
+def report_rq2(report, s) -> None:
+    """RQ2: the corrected views first, then the paper's raw-r analysis."""
+    simulated = s.simulated
+    report.section("RQ2: which group of people does the model resemble?", (
+        "Three views that do not confound a group's size with its alignment (README: 'Which "
+        "alignment number to cite'). (1) The correlation of the model's surprisal with each "
+        "group's mean ratings, corrected for the noise in those means: split-half "
+        "reliability (Spearman-Brown, averaged over random splits of the group's "
+        "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
+        "(Spearman 1904), with a 95% bias-corrected two-way bootstrap interval that "
+        "resamples participants and items. (2) Every group subsampled to the smallest "
+        "group's size and compared pairwise. (3) The mixed model "
+        f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
+        "score_z:group terms are each group's slope minus the first group's. p_holm: Holm "
+        "adjustment within the family named in each row."), simulated=simulated)
+    report.table("group_reliability", s.group_reliability,
+                 "Reliability of each group's item means, noise ceiling, and the "
+                 "attenuation-corrected correlation with the model's surprisal (95% two-way "
+                 "bootstrap BC interval)", simulated=simulated, digits=3)
+    report.table("size_matched_comparisons", s.size_matched,
+                 "Size-matched comparison: each group's r averaged over subsamples of the "
+                 "smallest group's size; difference a - b with a bootstrap interval over items "
+                 "and fresh subsamples; two-sided p, Holm within family",
+                 simulated=simulated, digits=3, p_columns=P_COLUMNS)
+    if s.alignment_lmm is not None:
+        report.table("alignment_lmm", s.alignment_lmm,
+                     "Alignment mixed model; score_z:group[g] = group g's slope on "
+                     "standardised surprisal minus the first group's (rating points per SD). "
+                     "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
+                     simulated=simulated, digits=3, p_columns=P_COLUMNS)
+
+    report.section("RQ2 as in Watson et al. (2023): raw correlations", (
+        "The paper's analysis, kept for comparability: Pearson correlations between the "
+        "model's item scores and each group's mean rating per item. A raw r is lower for a "
+        "smaller group by construction (its item means are noisier), so differences between "
+        "groups here mix alignment with group size; cite the corrected analysis above. 95% "
+        "CIs: two-way bootstrap (participants and items), bias-corrected percentile. "
+        "Surprisal should correlate negatively with naturalness. The comparisons test whether "
+        "the model's scores correlate more strongly with one group's ratings than another's "
+        "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI; "
+        "p_holm: Holm within one family per grouping). The Mann-Whitney tests form one "
+        "family of four."), simulated=simulated)
+    report.table("group_correlations", s.correlations,
+                 "Correlation of model scores (surprisal in bits, or probability) with each "
+                 "group's mean ratings; r does not depend on the unit (Watson et al. 2023's "
+                 "analysis)", simulated=simulated, digits=3)
+    if not s.comparisons.empty:
+        report.table("group_correlation_comparisons", s.comparisons,
+                     "Does the model align with one group better than another? (raw r, "
+                     "Steiger)", simulated=simulated, p_columns=P_COLUMNS)
+    if not s.mann_whitney.empty:
+        report.table("mann_whitney", s.mann_whitney,
+                     "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
+                     "alternative: the earlier stage scores lower)", simulated=simulated,
+                     p_columns=P_COLUMNS)

@@ -1,0 +1,70 @@
+"""RQ2's corrected views (studies.singular_they.alignment) on the simulated panel.
+
+The model side is a stand-in score with a known relation to the panel: minus
+the innovators' mean rating of the item's antecedent type (from
+studies.singular_they.panel.STAGE_MEANS) plus item noise, so no language
+model is needed; the checks are structural or follow from the design.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from studies.singular_they import alignment as AL
+from studies.singular_they.human import add_nb_groups
+from studies.singular_they.panel import STAGE_MEANS, STAGE_SIZES, simulate_panel
+from studies.singular_they.stimuli import load_stimuli
+
+
+@pytest.fixture(scope="module")
+def data():
+    stimuli = load_stimuli()
+    rng = np.random.default_rng(7)
+    scored = stimuli.assign(surprisal=-stimuli["antecedent_type"].map(STAGE_MEANS["innovator"])
+                            + rng.normal(0, 0.5, len(stimuli)))
+    return scored, add_nb_groups(simulate_panel(stimuli, seed=3))
+
+
+def test_reliability_table_rows_and_intervals(data):
+    scored, human = data
+    table = AL.reliability_table(scored, human, n_boot=150, seed=1)
+    assert list(table.columns) == AL.GROUP_RELIABILITY_FIELDS
+    # 2 groupings x 2 item sets x 3 groups (every nb group is present in the panel)
+    assert len(table) == 12
+    assert (table["ci_low"] <= table["r_corrected"]).all()
+    assert (table["r_corrected"] <= table["ci_high"]).all()
+    stage = table[(table["grouping"] == "stage") & (table["item_set"] == "all items")]
+    assert dict(zip(stage["group"], stage["n_participants"])) == STAGE_SIZES
+    # the Latin square gives each group's item means few raters: the smallest
+    # group has the least reliable means
+    by = stage.set_index("group")["reliability"]
+    assert by["super-innovator"] < by["innovator"]
+
+
+def test_size_matched_table_and_holm_families(data):
+    scored, human = data
+    table = AL.holm_families(AL.size_matched_table(scored, human, n_boot=100, seed=1),
+                             AL.size_matched_family)
+    stage = table[table["grouping"] == "stage"]
+    assert (stage["matched_size"] == 16).all() and len(stage) == 2 * 3
+    assert set(table["family"]) == {"size-matched, by stage", "size-matched, by nb_group"}
+    assert (table["family_size"] == 6).all()
+    assert (table["p_holm"] >= table["p_value"]).all()
+    assert (table["ci_low"] <= table["difference"]).all()
+    assert (table["difference"] <= table["ci_high"]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.needs_r
+def test_alignment_lmm_table(data):
+    scored, human = data
+    table, fits = AL.alignment_lmm_table(scored, human, backends=["lme4"], bayes=False,
+                                         draws=0, seed=1)
+    assert list(table.columns) == AL.ALIGNMENT_LMM_FIELDS
+    stage = table[table["grouping"] == "stage"]
+    assert list(stage["term"])[-2:] == ["score_z:group[innovator]",
+                                        "score_z:group[super-innovator]"]
+    table = AL.holm_families(table, AL.lmm_family)
+    aligned = table[table["family"] != ""]
+    assert len(aligned) == 4 and (aligned["family_size"] == 2).all()
+    assert table.loc[table["term"] == "(Intercept)", "family"].eq("").all()
