@@ -306,6 +306,16 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
         options["local_files_only"] = True
     try:
         config = AutoConfig.from_pretrained(load_from, **options)
+        if kind is not None:
+            # A scorer that needs one kind, given a model of the other, gets the same
+            # clear refusal whether or not the model was loaded before in this process.
+            try:
+                natural = infer_kind(config)
+            except ModelUnavailableError:  # the config does not say: trust `kind`
+                natural = kind
+            if natural != kind:
+                raise ModelUnavailableError(
+                    f"model {name!r} is a {natural} LM; this scorer needs a {kind} LM")
         kind = kind or infer_kind(config)
         auto = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
         tokenizer = AutoTokenizer.from_pretrained(load_from, **options)
