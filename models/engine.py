@@ -198,6 +198,48 @@ def make_engine(name: str, *, address: str | None = None, actors: int | None = N
                      gpus_per_actor=gpus_per_actor, device=device)
 
 
+# Library folders that embedding R (rpy2) puts at the front of LD_LIBRARY_PATH:
+# R's own and the system's. Ray starts its raylet and agents as new Python
+# processes that inherit this variable; with the system folder first they load
+# the distribution's libpython instead of the running interpreter's, and fail
+# at start-up (seen here: "undefined symbol _PyModule_Add" in _ssl, then "node
+# timed out during startup"). The system folders are on the loader's default
+# path anyway, so dropping them only restores the normal precedence.
+_SYSTEM_LIBRARY_DIRS = ("/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/local/lib")
+
+
+def _library_path_for_ray(value: str, r_home: str | None) -> str:
+    """LD_LIBRARY_PATH without R's and the system's library folders (see above)."""
+    def keep(entry: str) -> bool:
+        if not entry:
+            return False
+        if r_home and entry.startswith(r_home.rstrip("/") + "/"):
+            return False
+        if entry.startswith("/usr/lib/jvm/"):  # R's Java path, also added by R
+            return False
+        return not any(entry == d or (entry.startswith(d + "/") and entry.count("/") == d.count("/") + 1)
+                       for d in _SYSTEM_LIBRARY_DIRS)
+    return ":".join(e for e in value.split(":") if keep(e))
+
+
+@contextlib.contextmanager
+def environment_for_ray_start():
+    """Start Ray's processes with a library path that R has not rearranged."""
+    old = os.environ.get("LD_LIBRARY_PATH")
+    if old is None:
+        yield
+        return
+    cleaned = _library_path_for_ray(old, os.environ.get("R_HOME"))
+    if cleaned:
+        os.environ["LD_LIBRARY_PATH"] = cleaned
+    else:
+        del os.environ["LD_LIBRARY_PATH"]
+    try:
+        yield
+    finally:
+        os.environ["LD_LIBRARY_PATH"] = old
+
+
 def import_ray():
     try:
         import ray
@@ -299,8 +341,9 @@ class RayEngine:
         # (a local instance's workers share the driver's sys.path anyway)
         runtime_env = {"py_modules": source_folders()} if self.address is not None else None
         try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     logging_level="ERROR", runtime_env=runtime_env)
+            with environment_for_ray_start():
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                         logging_level="ERROR", runtime_env=runtime_env)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a new local instance"
             raise EngineError(f"could not start or join Ray at {where}: {exc}") from exc

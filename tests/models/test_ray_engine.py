@@ -43,7 +43,11 @@ def ray_instance():
     """A local Ray instance for the whole session (starting one costs ~10 s)."""
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        from models.engine import environment_for_ray_start
+
+        with environment_for_ray_start():  # earlier tests may have started R (rpy2)
+            ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
+                     log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     if started:
         ray.shutdown()
@@ -242,3 +246,36 @@ def test_pronoun_fidelity_on_ray_equals_local(data_dir, tiny_bert_dir, ray_insta
         assert study_main(argv) == 0
         tables[engine] = pd.read_csv(out / "instance_results.csv")
     pd.testing.assert_frame_equal(tables["ray"], tables["local"])
+
+
+def test_ray_start_drops_the_library_folders_that_embedding_r_puts_first():
+    """rpy2 sets LD_LIBRARY_PATH to R's folder, the system's and Java's; Ray's
+    processes started with that load the system libpython and die at start-up."""
+    from models.engine import _library_path_for_ray
+
+    r_set = "/usr/lib/R/lib:/usr/lib/x86_64-linux-gnu:/usr/lib/jvm/default-java/lib/server:"
+    assert _library_path_for_ray(r_set, "/usr/lib/R") == ""
+    mine = "/opt/cuda/lib64:" + r_set + ":/home/me/lib"
+    assert _library_path_for_ray(mine, "/usr/lib/R") == "/opt/cuda/lib64:/home/me/lib"
+
+
+@pytest.mark.slow
+@pytest.mark.needs_r
+def test_ray_starts_in_a_process_where_r_is_running(tmp_path):
+    """A fresh process embeds R first (as a study that fitted lme4 would), then
+    starts a local Ray instance through the engine and scores on it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import rpy2.robjects as ro; ro.r('1+1')\n"
+        "from models.engine import RayEngine, environment_for_ray_start\n"
+        "import ray\n"
+        "with environment_for_ray_start():\n"
+        "    ray.init(num_cpus=1, include_dashboard=False, logging_level='ERROR')\n"
+        "print(ray.get(ray.remote(lambda: 41 + 1).remote()))\n"
+        "ray.shutdown()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("42")
