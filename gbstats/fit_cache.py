@@ -115,10 +115,19 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
             return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
                                                           "reused_from_cache": True})
     result = fit(formula, data, **options)
-    keep = dataclasses.replace(result, idata=None)
+    result.fit_stats.setdefault("reused_from_cache", False)
+    # Stored without the engine's live model (an R object behind lme4 fits,
+    # a local class with contrasts): it cannot be pickled. A reused result
+    # therefore has handle=None, and marginal_means / compare_models /
+    # random_effects on it say that they need a fresh fit (use_cache=False).
+    # The posterior is kept: later steps read the draws.
+    keep = dataclasses.replace(result, handle=None)
+    try:
+        stored = pickle.dumps(keep)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return result  # not storable: the fit is simply not reused next time
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_bytes(pickle.dumps(keep))
+    partial.write_bytes(stored)
     os.replace(partial, path)
-    result.fit_stats.setdefault("reused_from_cache", False)
     return result

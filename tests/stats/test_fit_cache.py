@@ -69,3 +69,25 @@ def test_a_damaged_entry_is_refitted(tmp_path):
     assert refit.fit_stats["reused_from_cache"] is False
     assert cached_fit(fit_lmm, FORMULA, data, backend="statsmodels",
                       cache_dir=tmp_path).fit_stats["reused_from_cache"] is True
+
+
+@pytest.mark.needs_r
+def test_a_contrast_coded_lme4_fit_is_stored_and_reused_without_its_r_model(tmp_path):
+    """lme4 fits carry a live R model (with contrasts, of a class local to the
+    engine), which cannot be pickled: the cache stores the tables without it,
+    so the study's rerun works, and a question that needs the model says so."""
+    from pathlib import Path
+
+    from gbstats.errors import GbstatsError
+    from gbstats.marginal import marginal_means
+
+    data = pd.read_csv(Path(__file__).resolve().parents[1] / "reference" / "factorial.csv")
+    args = ("y ~ close * stance + (1 | subject)", data)
+    first = cached_fit(fit_lmm, *args, backend="lme4", contrasts={"close": "sum"}, cache_dir=tmp_path)
+    again = cached_fit(fit_lmm, *args, backend="lme4", contrasts={"close": "sum"}, cache_dir=tmp_path)
+    assert first.fit_stats["reused_from_cache"] is False and first.handle is not None
+    assert again.fit_stats["reused_from_cache"] is True and again.handle is None
+    pd.testing.assert_frame_equal(again.coefs, first.coefs)
+    assert "close1" in set(again.coefs["term"])
+    with pytest.raises(GbstatsError, match="still carries its fitted model"):
+        marginal_means(again, "close")
