@@ -39,14 +39,19 @@ needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason=
 # above that noise and far below any change a code edit makes (reports show 3 digits).
 # Everything computed directly from the data (counts, means, bootstrap and test statistics,
 # integer columns) stays at EXACT_RTOL.
+# glmer moves further: three Rscript runs of one GLMM call gave intercepts -0.13995377 and
+# -0.13993624 (1.3e-4 relative, one BLAS thread), and cognitive_bias's GLMM tables moved by
+# up to 3e-4 between runs of the same code (issue 17 and 14 notes), hence 1e-3 for fits.
 FITTED_TABLES = {
-    "pronoun_fidelity": {"glmm", "decay_by_pronoun_set"},
-    "singular_they": {"lmm_close_gendered", "human_model", "model_vs_human_effects"},
+    "pronoun_fidelity": {"glmm", "distractor_effects"},
+    "singular_they": {"lmm_close_gendered", "lmm_close_gendered_paper_scale", "human_model",
+                      "human_main_effects", "model_vs_human_effects", "alignment_lmm"},
     "role_nouns": {"human_glmm"},
-    "cognitive_bias": {"glmm_stereotype_alpha", "maze_lmm"},
+    "cognitive_bias": {"glmm_stereotype_alpha", "maze_lmm", "glmm_marginal_accuracy",
+                       "glmm_pro_minus_anti"},
     "genda_lens": {"mixed_model"},
 }
-EXACT_RTOL, FITTED_RTOL = 1e-9, 1e-6
+EXACT_RTOL, FITTED_RTOL = 1e-9, 1e-3
 # pronoun_fidelity's GLMM (correct ~ n_distractors * pronoun_set + case + two random
 # intercepts) on the same instance table, with the same code, lands on one of two optima
 # depending on the process's state (whether the model ran before the fit, the BLAS thread
@@ -54,7 +59,9 @@ EXACT_RTOL, FITTED_RTOL = 1e-9, 1e-6
 # CI upper bound -0.0365 or 0.0099. The quasi-separated "she" terms make the likelihood
 # flat. Only its point estimates are stable (to < 1e-4 relative), so only they are compared
 # (to 1e-3), with every term and column; its SE, CI and p columns are not.
-PARTLY_IDENTIFIED = {("pronoun_fidelity", "glmm"): {"estimate"}}
+PARTLY_IDENTIFIED = {("pronoun_fidelity", "glmm"): {"estimate"},
+                     # read off that same GLMM: estimates only, for the same reason
+                     ("pronoun_fidelity", "distractor_effects"): {"estimate"}}
 
 
 def assert_same_tables(found: dict, expected: dict, fitted=frozenset(), partly=None) -> None:
@@ -99,15 +106,18 @@ def test_a_changed_number_is_caught():
 
 
 def test_fitted_tolerance_applies_to_fitted_float_columns_only():
-    """Optimizer noise (1e-8 relative) passes in a fitted table; the same change fails in a data
-    table; a 1e-5 change fails everywhere; a count column stays exact even in a fitted table."""
+    """Optimizer noise (1e-8, and glmer's 1.3e-4, relative) passes in a fitted table; the same
+    change fails in a data table; a 1e-2 change fails everywhere; a count column stays exact
+    even in a fitted table."""
     base = {"t": [{"term": "a", "n": 3, "ci_high": 3770.837252977311}]}
     noise = {"t": [{"term": "a", "n": 3, "ci_high": 3770.83728}]}
     assert_same_tables(noise, base, fitted={"t"})
     with pytest.raises(AssertionError):
         assert_same_tables(noise, base)
+    glmer = {"t": [{"term": "a", "n": 3, "ci_high": 3770.837252977311 * (1 + 1.3e-4)}]}
+    assert_same_tables(glmer, base, fitted={"t"})
     with pytest.raises(AssertionError):
-        assert_same_tables({"t": [{"term": "a", "n": 3, "ci_high": 3770.8750}]}, base, fitted={"t"})
+        assert_same_tables({"t": [{"term": "a", "n": 3, "ci_high": 3808.5}]}, base, fitted={"t"})
     with pytest.raises(AssertionError):
         assert_same_tables({"t": [{"term": "a", "n": 4, "ci_high": 3770.837252977311}]}, base,
                            fitted={"t"})
