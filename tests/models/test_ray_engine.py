@@ -38,6 +38,22 @@ REPO = Path(__file__).resolve().parents[2]
 TEXTS = [f"{s} {i}" for i in range(20) for s in SENTENCES]  # 240 distinct texts
 
 
+def _child_env() -> dict:
+    """This process's environment for a child Python, without the library folders that
+    embedding R (an earlier test's rpy2) put first in LD_LIBRARY_PATH: with them the child
+    links the system's libpython (3.11.2 here) and Ray refuses it as a version mismatch."""
+    from models.engine import _library_path_for_ray
+
+    env = dict(os.environ)
+    if "LD_LIBRARY_PATH" in env:
+        cleaned = _library_path_for_ray(env["LD_LIBRARY_PATH"], env.get("R_HOME"))
+        if cleaned:
+            env["LD_LIBRARY_PATH"] = cleaned
+        else:
+            del env["LD_LIBRARY_PATH"]
+    return env
+
+
 @pytest.fixture(scope="session")
 def ray_instance():
     """A local Ray instance for the whole session (starting one costs ~10 s)."""
@@ -104,7 +120,8 @@ def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny
                str(tiny_gpt2_dir), "--out", str(tmp_path / "scores.csv"), "--cache-dir",
                str(cache_dir), "--batch-size", "2", "--engine", "ray", "--ray-address",
                ray_instance, "--ray-actors", "2", "--quiet"]
-    driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=_child_env())
     db = cache_dir / CACHE_FILE
     deadline = time.monotonic() + 300
     while _count(db) < 100 and driver.poll() is None and time.monotonic() < deadline:
@@ -196,7 +213,8 @@ def test_without_ray_the_engine_says_how_to_install_it(tmp_path):
         sys.exit(main(["score", "--stimuli", {str(stimuli)!r}, "--out", {str(tmp_path / 'o.csv')!r},
                        "--engine", "ray"]))
     """)
-    result = subprocess.run([sys.executable, "-c", child], cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", child], cwd=REPO, capture_output=True, text=True,
+                            env=_child_env())
     assert result.returncode == 2, result.stderr[-2000:]
     assert "pip install 'gbstats[ray]'" in result.stderr
 
@@ -276,6 +294,6 @@ def test_ray_starts_in_a_process_where_r_is_running(tmp_path):
         "print(ray.get(ray.remote(lambda: 41 + 1).remote()))\n"
         "ray.shutdown()\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, cwd=REPO)
+                          timeout=300, cwd=REPO, env=_child_env())
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("42")
