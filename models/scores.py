@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from gbstats.errors import DataValidationError
+
 LN2 = math.log(2.0)
 SCORINGS = ("causal", "masked", "pll_original", "pll_word_l2r")
 BOS_OPTIONS = ("prepend", "none")
@@ -77,3 +79,22 @@ def finish_table(df: pd.DataFrame, *, lm, scoring: str, bos: str, source: str,
     rest = [c for c in df.columns if c not in first]
     df = df[first + rest].reset_index(drop=True)
     return check_output_schema(df, score_schema(extra_schema), source=source)
+
+
+def recorded_scoring(scores: pd.DataFrame, *, source: str = "scores") -> str:
+    """The one scoring method a score table records in its `scoring` column.
+
+    Reports describe what ran from this, not from the model's kind: the table
+    is what the numbers came from (a masked model scores with a PLL variant,
+    a causal one with "causal"), and a cached table keeps saying so.
+    """
+    if "scoring" not in scores.columns:
+        raise DataValidationError("the score table records no scoring method", source=source,
+                                  column="scoring", expected="a `scoring` column",
+                                  found=", ".join(map(str, scores.columns)))
+    methods = sorted(set(scores["scoring"].dropna()))
+    if len(methods) != 1:
+        raise DataValidationError("the score table mixes scoring methods", source=source,
+                                  column="scoring", expected="one method",
+                                  found=str(methods) if methods else "none")
+    return methods[0]

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
+from models.scores import recorded_scoring
 from studies.common import say
 from studies.genda_lens import analysis as A
 
@@ -230,8 +231,12 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
                   if lm else "none (LM tasks skipped)")
     how = ""
     if lm is not None:
+        # the ABC scores name the PLL variant; with no ABC sentences, the choices say the kind
+        scored = rel if rel is not None and len(rel) else choices
+        scoring = recorded_scoring(scored, source="language-model scores")
         how = ("masked LM: the pronoun is masked and each candidate scored in the slot; ABC "
-               "perplexity from the pseudo-log-likelihood" if lm.kind == "masked" else
+               f"perplexity from the pseudo-log-likelihood (`{scoring}`)"
+               if scoring != "causal" else
                "causal LM: the sentence is scored with each candidate pronoun (the words "
                "before the pronoun are shared, so this compares log P(candidate + rest | "
                "words before)); ABC perplexity = exp(-log P(sentence) / tokens), BOS prepended")

@@ -76,13 +76,14 @@ def load(run, _):
     say("[1/6] loading papineau2022 (trials, participants, P(V) from watson2023 counts)")
     trials, prior = load_data(run.args, run.log)
     return SimpleNamespace(trials=trials, prior=prior, lm=None, states=[], scored=None,
-                           direct=None)
+                           score_is=None, direct=None)
 
 
 def score(run, s):
     if run.wants_model:
         s.lm, s.states, s.scored, s.item_probs, s.direct = model_predictions(run, s.prior)
         run.write_csv("sentence_scores.csv", s.scored)
+        s.score_is = S.score_kind(s.scored)
     else:
         say("[2/6] --model none: frequency prior only, no scoring")
         s.item_probs = A.prior_item_probabilities(s.prior)
@@ -101,21 +102,23 @@ def fit(run, s):
     say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
     s.fits = fit_human_model(run, s.trials)
     run.warn(fit_warnings(s.fits, "human GLMM"))
-    run.add_provenance(states=s.states, n_states=len(s.states), scoring=_scoring_label(s.lm),
+    run.add_provenance(states=s.states, n_states=len(s.states),
+                       scoring=_scoring_label(s.score_is),
                        n_boot=args.n_boot, n_perm=args.n_perm, bayes=run.bayes,
                        draws=args.draws, glmm_formula=A.GLMM_FORMULA)
     return s
 
 
 def report(run, report, s) -> None:
-    write_report(report, s.lm, s.states, s.trials, s.prior, s.item_probs, s.loglik, s.tests,
-                 s.proportions, s.direct, s.fits, run)
+    write_report(report, s.lm, s.score_is, s.states, s.trials, s.prior, s.item_probs, s.loglik,
+                 s.tests, s.proportions, s.direct, s.fits, run)
 
 
-def _scoring_label(lm) -> str:
-    if lm is None:
+def _scoring_label(score_is: str | None) -> str:
+    """What ran, from the scores' own record (S.score_kind): "joint" P(V|C) or "likelihood"."""
+    if score_is is None:
         return "none (--model none: frequency prior only)"
-    if lm.kind == "causal":
+    if score_is == "joint":
         return "causal: P(V|C) from the full-sentence probability normalised over the variants"
     return "masked: P(C|V) as the pll_original PLL of the context words given the sentence with V"
 
@@ -126,16 +129,16 @@ def _states_text(states: list[str]) -> str:
     return "a seeded sample: " + ", ".join(states)
 
 
-def write_report(report, lm, states, trials, prior, item_probs, loglik, tests, proportions,
-                 direct, fits, run) -> None:
+def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik, tests,
+                 proportions, direct, fits, run) -> None:
     if lm is None:
         design_model = ("No language model (`--model none`): only the frequency baseline "
                         "`corpus_prior` is computed.")
     else:
         design_model = (
             f"Model: `{lm.name}` ({lm.model_id}, revision {lm.revision}), a {lm.kind} LM. "
-            f"Scoring that ran: **{_scoring_label(lm)}**. Stimuli: \"NAME is a/an VARIANT from "
-            f"STATE.\" for 24 names x {prior['role_noun_set'].nunique()} sets x their "
+            f"Scoring that ran: **{_scoring_label(score_is)}**. Stimuli: \"NAME is a/an VARIANT "
+            f"from STATE.\" for 24 names x {prior['role_noun_set'].nunique()} sets x their "
             f"variants x {len(states)} state(s) ({_states_text(states)}); "
             "the article is the grammatical one for the set (an anchor, an actor, an heir) "
             "and is shared by all variants of a set. Frame-level probabilities are averaged "
@@ -147,7 +150,7 @@ def write_report(report, lm, states, trials, prior, item_probs, loglik, tests, p
                "set's variants (a causal LM gives P(V|C) directly); `model_likelihood` = the "
                "implied P(C|V) ∝ P_LM(V|C) / P(V), i.e. the LM's prediction with the corpus "
                "prior divided out (exact if the LM's own prior over the variants equals the "
-               "corpus prior)." if lm.kind == "causal" else
+               "corpus prior)." if score_is == "joint" else
                "`model_likelihood` = P(C|V) normalised over the set's variants (the paper's "
                "'BERT likelihood'); `posterior` = model_likelihood x P(V), renormalised (the "
                "paper's frequency-weighted posterior, its main method)."))
@@ -201,7 +204,7 @@ def write_report(report, lm, states, trials, prior, item_probs, loglik, tests, p
             "every name x state x variant cell (Watson et al. report r = .76 for BERT on 8 "
             "sets)."
             + (" A causal LM sees only the left context \"NAME is a\" in this method, so its "
-               "direct prediction is the same in every state." if lm.kind == "causal" else "")))
+               "direct prediction is the same in every state." if score_is == "joint" else "")))
         report.table("direct_method_correlation", corr,
                      f"Pearson correlation of the direct method with the posterior over "
                      f"{len(cells)} cells", digits=3)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note
+from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
@@ -119,8 +120,10 @@ def fit(run, s):
 
 def report(run, report, s) -> None:
     lm, scored, simulated = s.lm, s.scored, s.simulated
+    scoring = recorded_scoring(scored, source="item scores")
     how = ("the probability of the target form given the words before it (causal LM)"
-           if lm.kind == "causal" else "the target form in a masked slot (masked LM)")
+           if scoring == "causal" else
+           f"the target form in a masked slot (masked LM, `{scoring}`)")
     report.section("Design", (
         f"Model: `{lm.name}` ({lm.model_id}, revision {lm.revision}); scored as {how}. "
         f"Stimuli: {len(s.stimuli)} (version {STIMULI_VERSION}: 40 frames x 8 antecedent types "

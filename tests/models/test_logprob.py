@@ -187,3 +187,27 @@ def test_score_substitutions_scores_each_row_with_the_text_entry(kind, tiny_bert
     with pytest.raises(Exception, match="same candidate twice"):
         score_substitutions(pd.concat([candidates, candidates.head(1)]), lm, unit="sentence",
                             cache_dir=cache_dir)
+
+
+# --- recorded_scoring: reports describe what the scores record ------------------------
+
+def test_recorded_scoring_reads_the_one_method_of_a_table():
+    from models.scores import recorded_scoring
+
+    table = pd.DataFrame({"item": ["a", "b"], "scoring": ["pll_word_l2r", "pll_word_l2r"]})
+    assert recorded_scoring(table) == "pll_word_l2r"
+
+
+@pytest.mark.parametrize("table, found", [
+    (pd.DataFrame({"item": ["a", "b"], "scoring": ["causal", "pll_original"]}),
+     "['causal', 'pll_original']"),
+    (pd.DataFrame({"item": ["a"], "scoring": [None]}), "none"),
+    (pd.DataFrame({"item": ["a"], "logprob": [-1.0]}), "item, logprob"),
+])
+def test_recorded_scoring_refuses_mixed_or_missing_methods(table, found):
+    from gbstats.errors import DataValidationError
+    from models.scores import recorded_scoring
+
+    with pytest.raises(DataValidationError) as err:
+        recorded_scoring(table, source="item scores")
+    assert "item scores" in str(err.value) and found in str(err.value)

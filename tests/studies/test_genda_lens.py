@@ -523,6 +523,8 @@ def test_end_to_end_masked_path_on_a_tiny_bert(tmp_path, data_dir):
     assert set(zip(m["task"], m["dataset"])) == {("lm", "dawinobias"), ("lm", "abc")}
     report = (out / "report.md").read_text()
     assert "masked LM: the pronoun is masked" in report
+    # the report names the method the scores record, not one guessed from the model
+    assert "pseudo-log-likelihood (`pll_original`)" in report
     choices = pd.read_csv(out / "dawinobias_lm_choices.csv")
     assert len(choices) == 2 * LIMIT and choices["predicted_gender"].isin(["female", "male"]).all()
     rel = pd.read_csv(out / "abc_relative_perplexity.csv")
