@@ -118,8 +118,8 @@ def fit_alignment_lmm(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
                       score: str, rating: str = "rating", item_keys: Sequence[str] = ("item",),
                       participant: str = "participant", group_order: Sequence | None = None,
                       backends: Sequence[str] = ("lme4",), bayes: bool = False,
-                      draws: int = 1000, seed: int = 0,
-                      item_by_group: bool = True) -> tuple[pd.DataFrame, dict]:
+                      draws: int = 1000, seed: int = 0, item_by_group: bool = True,
+                      use_cache: bool = False, cache_dir=None) -> tuple[pd.DataFrame, dict]:
     """Fit the alignment mixed model (module docstring) with lme4 and/or PyMC.
 
     backends: mixed-model backends for `gbstats.fit_lmm` (lme4 is the one that
@@ -130,18 +130,17 @@ def fit_alignment_lmm(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     Returns (table, fits): table has ALIGNMENT_LMM_COLUMNS for every fixed
     term of every fit, with terms renamed for readers ("score_z",
     "score_z:group[super-innovator]", ...); fits is {backend label: FitResult}.
+    With `use_cache=True` an unchanged fit is reused from the fit cache
+    (`gbstats.fit_cache`, as `gbstats.fitting.fit_with_twin` does).
     """
-    from gbstats.lmm import fit_lmm
+    from gbstats.fitting import fit_with_twin
 
     rows = alignment_lmm_rows(item_scores, trials, group=group, score=score, rating=rating,
                               item_keys=item_keys, participant=participant,
                               group_order=group_order)
-    formula = alignment_formula(item_by_group)
-    fits = {backend: fit_lmm(formula, rows, backend=backend) for backend in backends}
-    if bayes:
-        from gbstats.bayes import fit_bayes
-
-        fits["pymc"] = fit_bayes(formula, rows, draws=draws, tune=draws, seed=seed, loo=False)
+    fits = fit_with_twin(alignment_formula(item_by_group), rows, backends=list(backends),
+                         bayes=bayes, draws=draws, seed=seed, loo=False,
+                         use_cache=use_cache, cache_dir=cache_dir)
     tables = []
     for label, fit in fits.items():
         coefs = fit.coefs.assign(backend=label)

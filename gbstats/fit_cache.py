@@ -90,11 +90,42 @@ def data_fingerprint(data: pd.DataFrame) -> str:
 
 
 def fit_key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> str:
-    payload = json.dumps({"format": FORMAT_VERSION, "fit": f"{fit.__module__}.{fit.__qualname__}",
-                          "formula": formula, "options": options,
-                          "data": data_fingerprint(data), "environment": environment_fingerprint()},
+    return call_key(fit, {"formula": formula, "options": options,
+                          "data": data_fingerprint(data)})
+
+
+def call_key(func: Callable, inputs: dict) -> str:
+    """Digest of a function's name, its inputs (already fingerprinted) and the environment."""
+    payload = json.dumps({"format": FORMAT_VERSION, "fit": f"{func.__module__}.{func.__qualname__}",
+                          **inputs, "environment": environment_fingerprint()},
                          sort_keys=True, default=repr)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def cache_is_off(use_cache: bool) -> bool:
+    return not use_cache or os.environ.get(ENV_OFF, "").lower() in {"1", "true", "yes"}
+
+
+def _load(path: Path):
+    """The stored object, or None when absent or damaged (then recomputed and overwritten)."""
+    if not path.exists():
+        return None
+    try:
+        return pickle.loads(path.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        return None
+
+
+def _store(path: Path, value) -> None:
+    """Write atomically; a value that cannot be pickled is simply not reused next time."""
+    try:
+        stored = pickle.dumps(value)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_bytes(stored)
+    os.replace(partial, path)
 
 
 def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, *,
@@ -103,17 +134,13 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
 
     The returned result's `fit_stats["reused_from_cache"]` says which it was.
     """
-    if not use_cache or os.environ.get(ENV_OFF, "").lower() in {"1", "true", "yes"}:
+    if cache_is_off(use_cache):
         return fit(formula, data, **options)
     path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{fit_key(fit, formula, data, options)}.pickle"
-    if path.exists():
-        try:
-            stored = pickle.loads(path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-            stored = None  # a damaged entry is refitted and overwritten
-        if isinstance(stored, FitResult):
-            return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
-                                                          "reused_from_cache": True})
+    stored = _load(path)
+    if isinstance(stored, FitResult):
+        return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
+                                                      "reused_from_cache": True})
     result = fit(formula, data, **options)
     result.fit_stats.setdefault("reused_from_cache", False)
     # Stored without the engine's live model (an R object behind lme4 fits,
@@ -121,13 +148,27 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     # therefore has handle=None, and marginal_means / compare_models /
     # random_effects on it say that they need a fresh fit (use_cache=False).
     # The posterior is kept: later steps read the draws.
-    keep = dataclasses.replace(result, handle=None)
-    try:
-        stored = pickle.dumps(keep)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return result  # not storable: the fit is simply not reused next time
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_bytes(stored)
-    os.replace(partial, path)
+    _store(path, dataclasses.replace(result, handle=None))
     return result
+
+
+def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache: bool = True,
+                **options):
+    """`func(*frames, **options)`, or the stored result of that very call.
+
+    For seeded resampling statistics (bootstraps, permutation tests) that
+    take seconds and return tables: the key covers the function, every
+    frame's values, the options and the gbstats source, as for fits. The
+    function must be deterministic given its inputs (a seed among the options).
+    Returns (result, reused: bool).
+    """
+    if cache_is_off(use_cache):
+        return func(*frames, **options), False
+    key = call_key(func, {"frames": [data_fingerprint(f) for f in frames], "options": options})
+    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"call-{key}.pickle"
+    stored = _load(path)
+    if isinstance(stored, dict) and stored.get("key") == key:
+        return stored["value"], True
+    value = func(*frames, **options)
+    _store(path, {"key": key, "value": value})
+    return value, False

@@ -30,4 +30,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from studies.pipeline import exit_process
+
+    exit_process(main())

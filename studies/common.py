@@ -47,6 +47,17 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
     return parser
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts such as --frames N: a clear usage error for 0, -1 or "x"."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
+    return value
+
+
 def wants_model(name: str | None) -> bool:
     return name is not None and name.lower() != "none"
 

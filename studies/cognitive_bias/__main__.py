@@ -1,5 +1,2 @@
-import sys
-
-from studies.cognitive_bias.run import main
-
-sys.exit(main())
+from studies.cognitive_bias.run import STUDY
+STUDY.run_as_main()

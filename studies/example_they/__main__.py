@@ -1,3 +1,2 @@
-from studies.example_they.run import main
-
-raise SystemExit(main())
+from studies.example_they.run import STUDY
+STUDY.run_as_main()

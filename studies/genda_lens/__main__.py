@@ -1,5 +1,2 @@
-import sys
-
-from studies.genda_lens.run import main
-
-sys.exit(main())
+from studies.genda_lens.run import STUDY
+STUDY.run_as_main()

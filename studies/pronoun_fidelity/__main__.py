@@ -1,5 +1,2 @@
-import sys
-
-from studies.pronoun_fidelity.run import main
-
-sys.exit(main())
+from studies.pronoun_fidelity.run import STUDY
+STUDY.run_as_main()

@@ -1,5 +1,2 @@
-import sys
-
-from studies.role_nouns.run import main
-
-sys.exit(main())
+from studies.role_nouns.run import STUDY
+STUDY.run_as_main()

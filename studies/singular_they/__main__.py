@@ -1,5 +1,2 @@
-import sys
-
-from studies.singular_they.run import main
-
-sys.exit(main())
+from studies.singular_they.run import STUDY
+STUDY.run_as_main()

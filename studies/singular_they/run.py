@@ -25,6 +25,10 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                         "and statsmodels, which must agree), or one of them")
     p.add_argument("--n-boot", type=int, default=2000,
                    help="bootstrap resamples for correlation CIs (default: %(default)s)")
+    p.add_argument("--alignment-twin", action="store_true",
+                   help="also fit the Bayesian twin of the RQ2 alignment mixed model (every "
+                        "rating, crossed random effects: about a minute on 2 cores, so off by "
+                        "default; the lme4 fit is always made)")
     p.add_argument("--write-stimuli", action="store_true",
                    help="regenerate data/singular_they/stimuli.tsv from the frames and exit")
 

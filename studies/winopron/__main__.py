@@ -1,5 +1,2 @@
-import sys
-
-from studies.winopron.run import main
-
-sys.exit(main())
+from studies.winopron.run import STUDY
+STUDY.run_as_main()

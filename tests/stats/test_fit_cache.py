@@ -91,3 +91,43 @@ def test_a_contrast_coded_lme4_fit_is_stored_and_reused_without_its_r_model(tmp_
     assert "close1" in set(again.coefs["term"])
     with pytest.raises(GbstatsError, match="still carries its fitted model"):
         marginal_means(again, "close")
+
+
+# --- cached_call: seeded resampling tables (the singular_they bootstraps) -----------------
+
+def _bootstrap_means(data: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(data), size=(n_boot, len(data)))
+    return pd.DataFrame({"mean": data["y"].to_numpy()[idx].mean(axis=1)})
+
+
+def test_cached_call_returns_the_stored_table_of_the_very_same_call(tmp_path):
+    from gbstats.fit_cache import cached_call
+
+    data = _data()
+    first, reused_first = cached_call(_bootstrap_means, data, n_boot=20, seed=3,
+                                      cache_dir=tmp_path)
+    again, reused_again = cached_call(_bootstrap_means, data, n_boot=20, seed=3,
+                                      cache_dir=tmp_path)
+    assert (reused_first, reused_again) == (False, True)
+    pd.testing.assert_frame_equal(again, first)
+    pd.testing.assert_frame_equal(again, _bootstrap_means(data, n_boot=20, seed=3))
+
+
+@pytest.mark.parametrize("change", ["value", "seed", "n_boot", "off"])
+def test_cached_call_recomputes_when_anything_changes(tmp_path, change, monkeypatch):
+    from gbstats.fit_cache import cached_call
+
+    data = _data()
+    cached_call(_bootstrap_means, data, n_boot=20, seed=3, cache_dir=tmp_path)
+    options = {"n_boot": 20, "seed": 3}
+    if change == "value":
+        data = data.copy()
+        data.loc[0, "y"] += 1e-9
+    elif change in ("seed", "n_boot"):
+        options[change] += 1
+    else:
+        monkeypatch.setenv("GBSTATS_NO_FIT_CACHE", "1")
+    value, reused = cached_call(_bootstrap_means, data, cache_dir=tmp_path, **options)
+    assert reused is False
+    pd.testing.assert_frame_equal(value, _bootstrap_means(data, **options))

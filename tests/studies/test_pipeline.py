@@ -63,3 +63,37 @@ def test_expected_failures_give_one_line_and_exit_2(tmp_path, capsys, error):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines() == [f"studies.tiny: error: {error}"]
+
+
+# --- exit_process: `python -m studies.<name>` ends without the interpreter's teardown -----
+
+def _run_module(args: list[str], tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", *args], cwd=repo, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_a_study_run_as_a_module_writes_everything_and_its_exit_code(tmp_path):
+    # os._exit skips Python's teardown, so anything left unflushed would be lost: the
+    # run's last stdout line, results.json and the report must all be complete.
+    out = tmp_path / "out"
+    done = _run_module(["studies.example_they", "--frames", "2", "--no-bayes", "--out",
+                        str(out), "--cache-dir", str(tmp_path / "cache")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stderr.strip().splitlines()[-1]
+    results = json.loads((out / "results.json").read_text())
+    assert results["tables"]
+    assert (out / "report.md").read_text().rstrip()
+
+
+def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
+    done = _run_module(["studies", "singular_tehy"], tmp_path)
+    assert done.returncode == 2 and "Did you mean" in done.stderr
+    done = _run_module(["studies.example_they", "--frames", "0", "--out",
+                        str(tmp_path / "o")], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--frames: expected 1 or more, found 0" in done.stderr

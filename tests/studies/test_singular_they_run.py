@@ -22,7 +22,7 @@ FIT_FIELDS = {"backend", "term", "estimate", "se", "ci_low", "ci_high", "df", "p
 def default_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("singular_they")
     cache = tmp_path_factory.mktemp("cache")
-    rc = main(["--out", str(out), "--draws", "100", "--n-boot", "50",
+    rc = main(["--out", str(out), "--draws", "100", "--n-boot", "50", "--alignment-twin",
                "--cache-dir", str(cache)])
     assert rc == 0
     return out, json.loads((out / "results.json").read_text()), cache
@@ -185,13 +185,26 @@ def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
 def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     _, results, cache = default_run
     out = tmp_path / "again"
+    assert main(["--out", str(out), "--draws", "100", "--n-boot", "50", "--alignment-twin",
+                 "--cache-dir", str(cache)]) == 0
+    again = json.loads((out / "results.json").read_text())
+    # the fits and the seeded bootstrap tables of the first run come back unchanged
+    for name in ("lmm_close_gendered", "human_model", "alignment_lmm", "group_reliability",
+                 "size_matched_comparisons"):
+        assert again["tables"][name] == results["tables"][name], name
+    report = (out / "report.md").read_text()
+    assert "reused from the fit cache" in report and "model LMM [pymc]" in report
+    assert "alignment mixed model (stage) [pymc]" in report
+
+
+def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
+    _, _, cache = default_run
+    out = tmp_path / "no_twin"
     assert main(["--out", str(out), "--draws", "100", "--n-boot", "50",
                  "--cache-dir", str(cache)]) == 0
     again = json.loads((out / "results.json").read_text())
-    assert again["tables"]["lmm_close_gendered"] == results["tables"]["lmm_close_gendered"]
-    assert again["tables"]["human_model"] == results["tables"]["human_model"]
-    report = (out / "report.md").read_text()
-    assert "reused from the fit cache" in report and "model LMM [pymc]" in report
+    assert {r["backend"] for r in again["tables"]["alignment_lmm"]} == {"lme4"}
+    assert "add --alignment-twin to fit it" in (out / "report.md").read_text()
 
 
 def test_own_human_file_is_not_labelled_simulated(tmp_path):
