@@ -252,20 +252,30 @@ def alpha_as_factor(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
-                         seed: int, optimizer: str | None = None) -> dict:
+                         seed: int, optimizer: str | None = None, use_cache: bool = False,
+                         cache_dir=None) -> dict:
     """{label: FitResult} for one dataset's rows: lme4 with alpha as factor and as number,
-    and the Bayesian twin of the numeric model."""
+    and the Bayesian twin of the numeric model.
+
+    With `use_cache` the numeric-alpha fits are reused from the fit cache when
+    unchanged (gbstats.fit_cache). The factor fit is always made: the marginal
+    means (emmeans) need its live lme4 model, which the cache does not keep.
+    """
+    from gbstats.fit_cache import cached_fit
     from gbstats.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
 
+    cache = {"use_cache": use_cache, "cache_dir": cache_dir}
     fits = {}
     if lme4:
         fits["lme4, alpha factor"] = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows), "lme4",
                                                      family="binomial", optimizer=optimizer)
-        fits["lme4, alpha numeric"] = fit_frequentist(GLMM_FORMULA, rows, "lme4",
-                                                      family="binomial", optimizer=optimizer)
+        fits["lme4, alpha numeric"] = cached_fit(fit_frequentist, GLMM_FORMULA, rows,
+                                                 backend="lme4", family="binomial",
+                                                 optimizer=optimizer, **cache)
     if bayes:
-        fits[f"{BAYES_BACKEND}, alpha numeric"] = fit_bayes_twin(
-            GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed)
+        fits[f"{BAYES_BACKEND}, alpha numeric"] = cached_fit(
+            fit_bayes_twin, GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed,
+            **cache)
     return fits
 
 

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
+from gbstats.fitting import reused_fits_note
 
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
@@ -118,8 +119,11 @@ def fit(run, s):
     rows = A.glmm_rows(analysed)
     s.glmms = {d: A.fit_stereotype_alpha(rows[rows["dataset"] == d].drop(columns="dataset"),
                                          lme4=use_lme4, bayes=run.bayes, draws=args.draws,
-                                         seed=run.seed, optimizer=args.glmm_optimizer)
+                                         seed=run.seed, optimizer=args.glmm_optimizer,
+                                         **run.cache)
                for d in A.DATASETS}
+    for note in reused_fits_note({f"QA GLMM {d}": fits for d, fits in s.glmms.items()}):
+        run.note(note)
 
     say("[4/6] MAZE: outliers, CDFs, Delta_MAZE, log_rt LMM")
     s.maze, s.outliers = M.remove_outliers(s.loaded.tables["maze"], log)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from gbstats.data import role_nouns as rn
-from gbstats.fitting import fit_warnings, fit_with_twin, stack_fits
+from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
@@ -69,7 +69,7 @@ def fit_human_model(run, trials) -> dict:
                             plural=False):
         backends = ["lme4"]
     return fit_with_twin(A.GLMM_FORMULA, rows, backends=backends, family="binomial",
-                         bayes=run.bayes, draws=run.args.draws, seed=run.seed)
+                         bayes=run.bayes, draws=run.args.draws, seed=run.seed, **run.cache)
 
 
 def load(run, _):
@@ -102,6 +102,8 @@ def fit(run, s):
     say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
     s.fits = fit_human_model(run, s.trials)
     run.warn(fit_warnings(s.fits, "human GLMM"))
+    for note in reused_fits_note({"human GLMM": s.fits}):
+        run.note(note)
     run.add_provenance(states=s.states, n_states=len(s.states),
                        scoring=_scoring_label(s.score_is),
                        n_boot=args.n_boot, n_perm=args.n_perm, bayes=run.bayes,

@@ -778,7 +778,7 @@ def test_delta_maze_intervals_cover_and_the_difference_test_holds_its_level():
 
 
 @pytest.mark.needs_r
-def test_marginal_accuracy_per_stereotype_and_alpha():
+def test_marginal_accuracy_per_stereotype_and_alpha(tmp_path):
     """Marginal accuracy per stereotype x alpha from the alpha-factor GLMM, and
     pro - anti at each alpha. On the probability scale the contrast at an
     alpha is the difference of that alpha's two marginal means (emmeans'
@@ -795,7 +795,14 @@ def test_marginal_accuracy_per_stereotype_and_alpha():
         "stereotype": pd.Categorical(np.where(pro == 1, "pro", "anti"), categories=["anti", "pro"]),
         "alpha": alpha, "participant": [f"p{i}" for i in participant],
         "sentence": [f"s{i % 60}" for i in range(n)]})
-    glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1)}
+    glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1,
+                                           use_cache=True, cache_dir=tmp_path)}
+    # a second call reuses the numeric fit from the cache; the factor fit, whose live lme4
+    # model emmeans needs, is always refitted, so the marginal means still work
+    glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1,
+                                           use_cache=True, cache_dir=tmp_path)}
+    assert glmms["sim"]["lme4, alpha numeric"].fit_stats["reused_from_cache"] is True
+    assert "reused_from_cache" not in glmms["sim"]["lme4, alpha factor"].fit_stats
     means, contrasts, notes = A.marginal_accuracy(glmms)
     assert len(means) == 6 and set(means["stereotype"]) == {"anti", "pro"}
     assert means["estimate"].between(0, 1).all()
