@@ -11,14 +11,16 @@ truth is known, so every interval and test can be scored.
    of 89 people, the issue's setting (335 items, rating noise SD 2, person
    offsets SD .5, true item means SD 1, rho = .3). Estimand: rho, the
    correlation over the population of items between the model score and the
-   group's TRUE item means. New interval: the BC two-way bootstrap interval of
-   the attenuation-corrected r (gbstats.alignment_reliability). Old interval:
+   group's TRUE item means. New interval: the variance-components normal
+   interval of the attenuation-corrected r (gbstats.alignment_reliability:
+   items + people shared across items - people per item). Old interval:
    the participant-only percentile bootstrap of the raw r (what
    group_correlations did). Also reported: the raw r's two-way BC interval,
    scored against rho and against its own target rho * sqrt(rel_n), with
    rel_n = 1 / (1 + 4 / n) the population reliability of n people's means.
    Each coverage has an exact (Clopper-Pearson) 95% interval and the exact
-   binomial test of coverage = .95.
+   binomial test of coverage = .95. Other settings (`coverage_new_other_settings`):
+   people who also differ in slope (SD .2), and an incomplete design.
 2. False-positive rates (`fpr_*`): three groups of 16 / 43 / 89 people with
    the SAME alignment (rho = .3 each), as in the singular-they panel; the
    comparison of interest is the smallest group against the largest (rates
@@ -50,11 +52,9 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.alignment import compare_dependent_correlations, compare_group_loglik
-from gbstats.alignment_reliability import (bc_interval, corrected_correlation,
-                                           multinomial_weights, random_halves,
-                                           reliability_rows, size_matched_from_matrices,
-                                           weighted_correlation, weighted_item_means,
-                                           _group_bootstrap)
+from gbstats.alignment_reliability import (multinomial_weights, reliability_from_matrices,
+                                           size_matched_from_matrices, weighted_correlation,
+                                           weighted_item_means)
 from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
 
 OUT = Path(__file__).resolve().parent / "results" / "alignment_calibration.json"
@@ -77,45 +77,44 @@ def rate_summary(hits: np.ndarray, target: float | None = None) -> dict:
 # ---------------------------------------------------------------- 1. coverage
 
 def coverage_run(n_people: int, n_sims: int, n_boot: int, n_splits: int,
-                 n_boot_splits: int, seed: int) -> dict:
-    rel_pop = 1 / (1 + ISSUE_SETTING["sd_noise"] ** 2 / (n_people * ISSUE_SETTING["sd_item"] ** 2))
+                 n_boot_splits: int, seed: int, *, sd_slope: float = 0.0,
+                 items_per_person: int | None = None, n_var_boot: int = 200) -> dict:
+    n_items = ISSUE_SETTING["n_items"]
+    per_item = n_people * (items_per_person or n_items) / n_items  # raters per item
+    rel_pop = 1 / (1 + ISSUE_SETTING["sd_noise"] ** 2 / (per_item * ISSUE_SETTING["sd_item"] ** 2))
     hits = {k: [] for k in ("new", "participant_only", "raw_two_way_vs_rho",
                             "raw_two_way_vs_attenuated", "new_contains_estimate",
                             "raw_contains_estimate")}
-    estimates = {"r": [], "r_corrected": [], "reliability": [], "ci_width_new": []}
+    estimates = {"r": [], "r_corrected": [], "reliability": [], "se_new": [],
+                 "ci_width_new": []}
     for sim in range(n_sims):
         rng = np.random.default_rng([seed, n_people, sim])
-        x, groups = simulate_alignment_panel({"g": n_people}, RHO, sd_slope=0.0, seed=rng,
-                                             **ISSUE_SETTING)
+        x, groups = simulate_alignment_panel({"g": n_people}, RHO, sd_slope=sd_slope, seed=rng,
+                                             items_per_person=items_per_person, **ISSUE_SETTING)
         g = groups[0]
-        ones = np.ones((1, n_people))
-        r = float(weighted_correlation(x, weighted_item_means(ones, g.sums, g.counts),
-                                       np.ones(x.size))[0])
-        rel = float(reliability_rows(ones, np.ones(x.size), g.sums, g.counts,
-                                     random_halves(n_people, n_splits, rng))[0])
-        r_c = float(corrected_correlation(r, rel))
-        item_weights = multinomial_weights(x.size, n_boot, rng)
-        boot_r, boot_rel = _group_bootstrap(x, g, item_weights,
-                                            random_halves(n_people, n_boot_splits, rng), rng)
-        low, high, _ = bc_interval(r_c, corrected_correlation(boot_r, boot_rel))
-        raw_low, raw_high, _ = bc_interval(r, boot_r)
+        rel_table, raw_table = reliability_from_matrices(
+            x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+            n_boot_splits=n_boot_splits, rng=rng)
+        row, raw = rel_table.iloc[0], raw_table.iloc[0]
         people = multinomial_weights(n_people, n_boot, rng)
         old = weighted_correlation(x, weighted_item_means(people, g.sums, g.counts),
                                    np.ones(x.size))
         old_low, old_high = np.quantile(old[np.isfinite(old)], [0.025, 0.975])
-        hits["new"].append(low <= RHO <= high)
+        hits["new"].append(row["ci_low"] <= RHO <= row["ci_high"])
         hits["participant_only"].append(old_low <= RHO <= old_high)
-        hits["raw_two_way_vs_rho"].append(raw_low <= RHO <= raw_high)
+        hits["raw_two_way_vs_rho"].append(raw["ci_low"] <= RHO <= raw["ci_high"])
         target = RHO * np.sqrt(rel_pop)
-        hits["raw_two_way_vs_attenuated"].append(raw_low <= target <= raw_high)
-        hits["new_contains_estimate"].append(low <= r_c <= high)
-        hits["raw_contains_estimate"].append(raw_low <= r <= raw_high)
-        estimates["r"].append(r)
-        estimates["r_corrected"].append(r_c)
-        estimates["reliability"].append(rel)
-        estimates["ci_width_new"].append(high - low)
+        hits["raw_two_way_vs_attenuated"].append(raw["ci_low"] <= target <= raw["ci_high"])
+        hits["new_contains_estimate"].append(row["ci_low"] <= row["r_corrected"] <= row["ci_high"])
+        hits["raw_contains_estimate"].append(raw["ci_low"] <= raw["r"] <= raw["ci_high"])
+        estimates["r"].append(row["r"])
+        estimates["r_corrected"].append(row["r_corrected"])
+        estimates["reliability"].append(row["reliability"])
+        estimates["se_new"].append(row["se"])
+        estimates["ci_width_new"].append(row["ci_high"] - row["ci_low"])
     return {
-        "n_people": n_people, "rho": RHO, "population_reliability": rel_pop,
+        "n_people": n_people, "rho": RHO, "sd_slope": sd_slope,
+        "items_per_person": items_per_person, "population_reliability": rel_pop,
         "attenuated_target": RHO * np.sqrt(rel_pop),
         "coverage": {k: rate_summary(v, 0.95 if k in ("new", "participant_only") else None)
                      for k, v in hits.items()},
@@ -230,6 +229,7 @@ SECTIONS = ("coverage", "fpr", "role_nouns", "mixed_model")
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--coverage-sims", type=int, default=500)
+    p.add_argument("--extra-coverage-sims", type=int, default=300)
     p.add_argument("--fpr-sims", type=int, default=400)
     p.add_argument("--lmm-sims", type=int, default=150)
     p.add_argument("--lmm-item-only-sims", type=int, default=60)
@@ -259,7 +259,19 @@ def main(argv=None) -> None:
 def run_coverage(args) -> dict:
     cov = {f"n{n}": coverage_run(n, args.coverage_sims, args.n_boot, 50, 10, args.seed)
            for n in (16, 89)}
-    return {"coverage": cov, "n_sims": args.coverage_sims, "n_boot": args.n_boot}
+    # beyond the issue's setting: people who differ in slope, and an incomplete design
+    # (each person rates 1/5 of the items: about 18 raters per item for 89 people)
+    extra = {
+        "n16_with_person_slopes": coverage_run(16, args.extra_coverage_sims, args.n_boot, 50, 10,
+                                               args.seed, sd_slope=0.2),
+        "n89_with_person_slopes": coverage_run(89, args.extra_coverage_sims, args.n_boot, 50, 10,
+                                               args.seed, sd_slope=0.2),
+        "n89_incomplete_design": coverage_run(89, args.extra_coverage_sims, args.n_boot, 50, 10,
+                                              args.seed, items_per_person=67),
+    }
+    return {"coverage": cov, "coverage_other_settings": extra, "n_sims": args.coverage_sims,
+            "n_sims_other_settings": args.extra_coverage_sims, "n_boot": args.n_boot,
+            "n_var_boot": 200}
 
 
 def run_fpr(args) -> dict:
@@ -301,6 +313,7 @@ def merge(args) -> dict:
     cov, fpr = parts["coverage"]["coverage"], parts["fpr"]["fpr_correlations"]
     lmm, lmm_item = parts["mixed_model"]["mixed_model"], parts["mixed_model"]["mixed_model_item_only"]
     coverage_new = {k: v["coverage"]["new"]["rate"] for k, v in cov.items()}
+    other = parts["coverage"].get("coverage_other_settings", {})
     return {
         "generated_by": "benchmarks/alignment_calibration.py",
         "settings": {**ISSUE_SETTING, "rho": RHO, "seed": args.seed},
@@ -313,6 +326,8 @@ def merge(args) -> dict:
         "coverage_new_within_0.93_0.97": all(0.93 <= v <= 0.97 for v in coverage_new.values()),
         "coverage_participant_only": {k: v["coverage"]["participant_only"]["rate"]
                                       for k, v in cov.items()},
+        "coverage_new_other_settings": {k: v["coverage"]["new"]["rate"]
+                                        for k, v in other.items()},
         "fpr_steiger_on_means": {k: v["steiger_on_means"]["n16_vs_n89"]["rate"]
                                  for k, v in fpr.items()},
         "fpr_size_matched": {k: v["size_matched"]["n16_vs_n89"]["rate"] for k, v in fpr.items()},

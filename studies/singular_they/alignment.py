@@ -29,7 +29,7 @@ from studies.singular_they.analysis import GROUPINGS, ITEM_SETS
 SCORE = "surprisal"
 LMM_ITEM_SET = "all items"
 GROUP_RELIABILITY_FIELDS = ["grouping", "item_set", "group", "reliability", "noise_ceiling",
-                            "r", "r_corrected", "ci_low", "ci_high", "n_items",
+                            "r", "r_corrected", "se", "ci_low", "ci_high", "n_items",
                             "n_participants", "n_boot_undefined"]
 ALIGNMENT_LMM_FIELDS = ["grouping", "backend", "term", "estimate", "se", "ci_low", "ci_high",
                         "df", "p_value"]
@@ -212,20 +212,25 @@ def report_rq2(report, s) -> None:
         "group's mean ratings, corrected for the noise in those means: split-half "
         "reliability (Spearman-Brown, averaged over random splits of the group's "
         "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
-        "(Spearman 1904), with a 95% bias-corrected two-way bootstrap interval that "
-        "resamples participants and items. (2) Every group subsampled to the smallest "
+        "(Spearman 1904), with its standard error and a 95% normal interval whose variance "
+        "adds the items' part and the part people share across items, without counting "
+        "the rating noise twice (gbstats.alignment_reliability; coverage checked by "
+        "simulation in benchmarks/results/alignment_calibration.json). (2) Every group "
+        "subsampled to the smallest "
         "group's size and compared pairwise. (3) The mixed model "
         f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
         "score_z:group terms are each group's slope minus the first group's. p_holm: Holm "
         "adjustment within the family named in each row."), simulated=simulated)
     report.table("group_reliability", s.group_reliability,
                  "Reliability of each group's item means, noise ceiling, and the "
-                 "attenuation-corrected correlation with the model's surprisal (95% two-way "
-                 "bootstrap BC interval)", simulated=simulated, digits=3)
+                 "attenuation-corrected correlation with the model's surprisal, its SE and "
+                 "95% interval (variance components: items + people)", simulated=simulated,
+                 digits=3)
     report.table("size_matched_comparisons", s.size_matched,
                  "Size-matched comparison: each group's r averaged over subsamples of the "
                  "smallest group's size; difference a - b with a bootstrap interval over items "
-                 "and fresh subsamples; two-sided p, Holm within family",
+                 "and participants (subsamples of each replicate's people); two-sided p, Holm "
+                 "within family",
                  simulated=simulated, digits=3, p_columns=P_COLUMNS)
     if s.alignment_lmm is not None:
         report.table("alignment_lmm", s.alignment_lmm,

@@ -133,12 +133,15 @@ def panel():
 def test_group_reliability_tables(panel):
     scores, trials = panel
     rel, raw = group_reliability(scores, trials, group="team", score="score", n_boot=300,
-                                 n_splits=50, n_boot_splits=8, seed=4)
+                                 n_var_boot=100, n_splits=50, n_boot_splits=8, seed=4)
     assert list(rel["group"]) == ["large", "small"]
     for _, row in rel.iterrows():
         assert row["ci_low"] <= row["r_corrected"] <= row["ci_high"]
+        # a normal interval: estimate -+ 1.96 se
+        assert row["ci_high"] - row["r_corrected"] == pytest.approx(
+            stats.norm.ppf(0.975) * row["se"])
         assert 0 < row["reliability"] < 1
-        assert row["n_boot"] + row["n_boot_undefined"] == 300
+        assert row["n_boot"] + row["n_boot_undefined"] == 3 * 100  # three variance parts
     for _, row in raw.iterrows():
         assert row["ci_low"] <= row["r"] <= row["ci_high"]
         means = trials[trials["team"] == row["group"]].groupby("item")["rating"].mean()
@@ -149,7 +152,7 @@ def test_group_reliability_tables(panel):
     by = rel.set_index("group")
     assert by.loc["small", "reliability"] < by.loc["large", "reliability"]
     again, _ = group_reliability(scores, trials, group="team", score="score", n_boot=300,
-                                 n_splits=50, n_boot_splits=8, seed=4)
+                                 n_var_boot=100, n_splits=50, n_boot_splits=8, seed=4)
     pd.testing.assert_frame_equal(rel, again)
 
 
@@ -167,15 +170,17 @@ def test_corrected_interval_covers_and_participant_only_does_not():
     # The fast version of benchmarks/alignment_calibration.py: 120 panels of 16
     # people (the issue's setting: 335 items, noise SD 2, person SD .5). The
     # truth is rho = .3. Binomial(120, .95) falls below 106 (88%) with
-    # probability < .01, so a correct interval passes; the participant-only
-    # percentile interval of the raw r (the old method) covered 27-45% in the
-    # issue's and the benchmark's runs, far below 90/120.
+    # probability < .01, so a correct interval passes; and it exceeds 118
+    # (98.3%) with probability < .02, which the old two-way BC interval of r_c
+    # (coverage .986 in the benchmark: too wide) would often do. The
+    # participant-only percentile interval of the raw r (the old method)
+    # covered 27-45% in the issue's and the benchmark's runs, far below 90/120.
     covered_new, covered_old = 0, 0
     for seed in range(120):
         rng = np.random.default_rng(seed)
         x, groups = simulate_alignment_panel({"g": 16}, 0.3, seed=rng)
-        rel, _ = reliability_from_matrices(x, groups, n_splits=40, n_boot=300, n_boot_splits=8,
-                                           rng=rng)
+        rel, _ = reliability_from_matrices(x, groups, n_splits=40, n_boot=300, n_var_boot=100,
+                                           n_boot_splits=8, rng=rng)
         covered_new += rel.iloc[0]["ci_low"] <= 0.3 <= rel.iloc[0]["ci_high"]
         g = groups[0]
         people = rng.multinomial(16, np.full(16, 1 / 16), size=300).astype(float)
@@ -183,8 +188,61 @@ def test_corrected_interval_covers_and_participant_only_does_not():
                                     np.ones(x.size))
         low, high = np.quantile(boot, [0.025, 0.975])
         covered_old += low <= 0.3 <= high
-    assert covered_new >= 106, f"corrected interval covered {covered_new}/120"
+    assert 106 <= covered_new <= 118, f"corrected interval covered {covered_new}/120"
     assert covered_old < 90, f"participant-only interval covered {covered_old}/120"
+
+
+def test_per_item_person_weights_draw_each_items_own_raters():
+    # An incomplete design: who rated what is fixed; every item's column of
+    # weights must sum to its number of raters and be 0 for everyone else,
+    # and two items' draws must differ (they are independent).
+    from gbstats.alignment_reliability import per_item_person_weights
+
+    counts = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]], dtype=float)
+    w = per_item_person_weights(counts, 500, np.random.default_rng(1))
+    assert w.shape == (500, 4, 4)
+    np.testing.assert_array_equal(w.sum(axis=1), np.broadcast_to(counts.sum(axis=0), (500, 4)))
+    assert (w[:, counts == 0] == 0).all()
+    assert not np.array_equal(w[:, :, 0], w[:, :, 3])
+    # each rater's expected weight is 1 (a bootstrap draw of n among n)
+    np.testing.assert_allclose(w.mean(axis=0)[counts > 0], 1.0, atol=0.15)
+
+
+def test_person_centred_sums_take_out_each_persons_level():
+    from gbstats.alignment_reliability import person_centred_sums
+
+    sums = np.array([[2.0, 4.0, 0.0], [1.0, 1.0, 4.0]])
+    counts = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    g = GroupRatings("g", np.array(["a", "b"], dtype=object), sums, counts)
+    # person a: mean 3 over the 2 items rated; person b: mean 2 over 3
+    np.testing.assert_allclose(person_centred_sums(g), [[-1.0, 1.0, 0.0], [-1.0, -1.0, 2.0]])
+
+
+def test_variance_parts_separate_shared_people_from_noise():
+    # From the generating model: without random slopes, people share nothing
+    # across items that can move r (offsets shift every item mean alike), so
+    # resampling people for all items at once and separately per item perturb
+    # r_c alike (V_shared ~ V_indep, both the noise). With slopes of SD .5 the
+    # group's mean slope is a shared draw: V_shared exceeds V_indep by about
+    # the variance it adds. The total is always V_items + max(0, difference).
+    from gbstats.alignment_reliability import corrected_r_variance
+
+    # One panel's bootstrap variances rest on its 30 people (relative SE ~ .26),
+    # so the comparison is of means over 12 panels.
+    means = {}
+    for slope in (0.0, 0.5):
+        found = []
+        for seed in range(12):
+            x, groups = simulate_alignment_panel({"g": 30}, 0.3, sd_slope=slope, seed=seed)
+            v = corrected_r_variance(x, groups[0], n_boot=150,
+                                     halves=random_halves(30, 6, np.random.default_rng(seed)),
+                                     rng=np.random.default_rng(100 + seed))
+            assert v["variance"] == pytest.approx(v["items"] + max(0.0, v["shared"] - v["indep"]))
+            assert v["undefined"] == 0
+            found.append(v)
+        means[slope] = {k: np.mean([v[k] for v in found]) for k in ("shared", "indep")}
+    assert 0.8 < means[0.0]["shared"] / means[0.0]["indep"] < 1.25
+    assert means[0.5]["shared"] > 3 * means[0.5]["indep"]
 
 
 # ---------------------------------------------------------------- size matching
@@ -214,6 +272,23 @@ def test_size_matched_r_is_the_mean_over_subsamples():
     expected = np.mean([np.corrcoef(x, sums[list(p)].mean(axis=0))[0, 1] for p in pairs])
     got = size_matched_r(x, g, np.ones((1, 4)), 2, 6000, np.random.default_rng(0))[0]
     assert got == pytest.approx(expected, abs=0.01)
+
+
+def test_resampled_subsamples_share_each_rows_bootstrap_people():
+    # size == P: each subsample is the row's whole bootstrap sample, so all
+    # subsamples of a row are equal, sum to P, and hold on average
+    # P (1 - (1 - 1/P)^P) distinct people (the bootstrap's expected distinct count).
+    from gbstats.alignment_reliability import resampled_subsample_weights
+
+    w = resampled_subsample_weights(10, 10, 2000, 3, np.random.default_rng(5))
+    rows = w.reshape(2000, 3, 10)
+    assert (rows[:, 0] == rows[:, 1]).all() and (rows[:, 1] == rows[:, 2]).all()
+    assert (w.sum(axis=1) == 10).all()
+    distinct = (rows[:, 0] > 0).sum(axis=1).mean()
+    assert distinct == pytest.approx(10 * (1 - 0.9 ** 10), abs=0.05)
+    # size < P: each subsample has `size` draws, all from the row's bootstrap sample
+    w = resampled_subsample_weights(12, 4, 500, 5, np.random.default_rng(6)).reshape(500, 5, 12)
+    assert (w.sum(axis=2) == 4).all()
 
 
 @pytest.mark.slow
