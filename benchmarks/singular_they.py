@@ -183,23 +183,40 @@ def fit_rows(results_json: Path) -> tuple[dict, dict]:
 
 
 def compare_tables(before: Path, after: Path) -> dict:
+    """Per fitted table: frequentist estimates (max |difference|) and Bayesian ones (in MC
+    errors), over the terms both runs have. A table whose terms are not the same set was
+    re-parameterised between the two commits and is flagged, not compared as like for like."""
     b_rows, b_ess = fit_rows(before)
     a_rows, a_ess = fit_rows(after)
-    frequentist = [abs(a_rows[k][0] - b_rows[k][0]) for k in b_rows
-                   if k[1] in ("lme4", "statsmodels") and k in a_rows]
-    bayes = {}
-    for k in b_rows:
-        if k[1] != "pymc" or k not in a_rows:
-            continue
-        ess = min(b_ess.get(k[0], 400), a_ess.get(k[0], 400))
-        mc_error = 2 ** 0.5 * b_rows[k][1] / ess ** 0.5
-        bayes[f"{k[0]} {k[2]}"] = round(abs(a_rows[k][0] - b_rows[k][0]) / mc_error, 2)
-    return {"frequentist_max_abs_difference": max(frequentist) if frequentist else None,
-            "frequentist_terms_compared": len(frequentist),
+    out = {}
+    for table in sorted({k[0] for k in b_rows}):
+        b_terms = {k[2] for k in b_rows if k[0] == table}
+        a_terms = {k[2] for k in a_rows if k[0] == table}
+        frequentist = [abs(a_rows[k][0] - b_rows[k][0]) for k in b_rows
+                       if k[0] == table and k[1] in ("lme4", "statsmodels") and k in a_rows]
+        bayes = {}
+        for k in b_rows:
+            if k[0] != table or k[1] != "pymc" or k not in a_rows:
+                continue
+            ess = min(b_ess.get(k[0], 400), a_ess.get(k[0], 400))
+            mc_error = 2 ** 0.5 * b_rows[k][1] / ess ** 0.5
+            bayes[k[2]] = round(abs(a_rows[k][0] - b_rows[k][0]) / mc_error, 2)
+        out[table] = {
+            "same_terms": b_terms == a_terms,
+            "terms_only_before": sorted(b_terms - a_terms),
+            "terms_only_after": sorted(a_terms - b_terms),
+            "frequentist_max_abs_difference": max(frequentist) if frequentist else None,
             "frequentist_identical": bool(frequentist) and max(frequentist) < 1e-9,
             "bayes_difference_in_mc_errors": bayes,
             "bayes_within_3_mc_errors": bool(bayes) and max(bayes.values()) <= 3,
-            "bayes_min_ess_from_warnings": {"before": b_ess, "after": a_ess}}
+            "bayes_min_ess_from_warnings": {"before": b_ess.get(table), "after": a_ess.get(table)}}
+    like = {k: v for k, v in out.items() if v["same_terms"]}
+    return {"tables": out,
+            "like_for_like_tables": sorted(like),
+            "like_for_like_frequentist_identical": bool(like) and all(
+                v["frequentist_identical"] for v in like.values()),
+            "like_for_like_bayes_within_3_mc_errors": bool(like) and all(
+                v["bayes_within_3_mc_errors"] for v in like.values())}
 
 
 KINDS = {"singular_they": ("first", "cold", "warm", "warm_refit")}
