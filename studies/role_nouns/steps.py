@@ -83,6 +83,8 @@ def score(run, s):
     if run.wants_model:
         s.lm, s.states, s.scored, s.item_probs, s.direct = model_predictions(run, s.prior)
         run.write_csv("sentence_scores.csv", s.scored)
+        from studies.role_nouns import scoring as S
+
         s.score_is = S.score_kind(s.scored)
     else:
         say("[2/6] --model none: frequency prior only, no scoring")

@@ -458,7 +458,8 @@ def test_human_glmm_bayesian_backend_runs_through_the_study(data_dir):
 
     trials = load_dataset("papineau2022", data_dir).tables["trials"]
     some = trials[trials["participant"].isin(sorted(trials["participant"].unique())[:60])]
-    run = Run(STUDY, SimpleNamespace(no_lme4=True, no_bayes=False, draws=50, seed=1))
+    run = Run(STUDY, SimpleNamespace(no_lme4=True, no_bayes=False, draws=50, seed=1,
+                                     no_cache=True, cache_dir=None))
     fits = fit_human_model(run, some)
     assert list(fits) == ["pymc"] and run.notes == ["The lme4 GLMM was skipped (--no-lme4)."]
     table = stack_fits(fits, A.FIT_COLUMNS)
