@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.cache import CACHE_FILE, ScoreCache
+from models.cache import CACHE_FILE
 from models.causal import score_sentences
 from models.engine import RayEngine, use_engine
 from models.forced_choice import forced_choice
 from models.masked import pll_sentences
+from killed_writer import committed_entries, kill_mid_write
 from tiny_models import SENTENCES
 
 try:
@@ -98,15 +99,6 @@ def test_ray_equals_local_bit_for_bit(tiny_gpt2, tiny_bert, two_actors):
         pd.testing.assert_frame_equal(remote[name], local[name])
 
 
-def _count(db: Path) -> int:
-    """Entries committed so far (the library's own count; safe while a driver writes)."""
-    cache = ScoreCache(db.parent)
-    try:
-        return len(cache)
-    finally:
-        cache.close()
-
-
 N_KILL = 3000
 
 
@@ -123,16 +115,7 @@ def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny
     driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=_child_env())
     db = cache_dir / CACHE_FILE
-    deadline = time.monotonic() + 300
-    while _count(db) < 100 and driver.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    driver.send_signal(signal.SIGKILL)
-    _, err = driver.communicate()
-    assert driver.returncode == -signal.SIGKILL, f"driver ended on its own: {err.decode()[-2000:]}"
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        survived = dict(conn.execute("SELECT key, value FROM scores"))
-    assert 0 < len(survived) < N_KILL, "the kill must land mid-sweep for this test to mean anything"
+    survived = kill_mid_write(driver, db, after=100, total=N_KILL, timeout=300)
 
     engine = RayEngine(actors=2)  # the re-run: same cache, the session's Ray instance
     try:
@@ -181,7 +164,7 @@ def test_a_worker_killed_mid_sweep_is_retried_nothing_lost_or_duplicated(tiny_gp
     assert engine.batches_received == n_batches  # every batch arrived exactly once
     scores = outcome["scores"]
     assert scores.attrs["run"]["computed"] == len(texts) and scores["logprob"].notna().all()
-    assert _count(cache_dir / CACHE_FILE) == len(texts)
+    assert committed_entries(cache_dir / CACHE_FILE) == len(texts)
     fresh = score_sentences(texts, lm=tiny_gpt2, use_cache=False, batch_size=2)
     np.testing.assert_array_equal(scores["logprob"], fresh["logprob"])
 

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ import pytest
 from models.cache import CACHE_FILE
 from models.causal import score_sentences
 from models.masked import pll_sentences
+from killed_writer import kill_mid_write
 from tiny_models import SENTENCES
 
 
@@ -59,16 +57,6 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=30) as conn:
-            return conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
-    except sqlite3.OperationalError:  # table not created yet
-        return 0
-
-
 def test_killed_run_resumes_and_loses_nothing(tiny_gpt2_dir, tiny_gpt2, cache_dir, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
@@ -76,18 +64,8 @@ def test_killed_run_resumes_and_loses_nothing(tiny_gpt2_dir, tiny_gpt2, cache_di
     env = dict(os.environ, OMP_NUM_THREADS="1")
     child = subprocess.Popen([sys.executable, str(script), str(tiny_gpt2_dir), str(cache_dir),
                               str(N_KILL)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
-    while _count(db) < 40 and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    child.send_signal(signal.SIGKILL)
-    _, err = child.communicate()
-    assert child.returncode == -signal.SIGKILL, f"child ended on its own: {err.decode()[-2000:]}"
-
     # what survived the kill is a consistent database with only whole entries
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        survived = dict(conn.execute("SELECT key, value FROM scores"))
-    assert 0 < len(survived) < N_KILL, "the kill must land mid-run for this test to mean anything"
+    survived = kill_mid_write(child, db, after=40, total=N_KILL, timeout=240)
     for value in survived.values():
         entry = json.loads(value)
         assert len(entry["logprobs"]) == len(entry["offsets"]) > 0
