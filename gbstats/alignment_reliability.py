@@ -377,8 +377,9 @@ def _corrected_r_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
     sums = person_centred_sums(g)
     n_people, n_items = g.counts.shape
     out = np.empty(n_rows)
-    # the (rows, people, items) weights dominate memory: ~32 MB of them per chunk
-    chunk = max(1, 4_000_000 // (n_people * n_items))
+    # Rows per chunk bound the (rows, splits, items) and (rows, people, items) arrays. The
+    # chunking fixes the random stream, so changing it changes every recorded interval.
+    chunk = max(1, ROW_CHUNK * 100 // (halves.shape[0] * max(n_items, n_people)))
     for start in range(0, n_rows, chunk):
         stop = min(n_rows, start + chunk)
         w = per_item_person_weights(g.counts, stop - start, rng)
