@@ -4,7 +4,7 @@
         > benchmarks/results/alignment_calibration.log 2>&1
 
 writes benchmarks/results/alignment_calibration.json. Panels come from
-gbstats.alignment_simulation (the generating model is documented there); the
+gbstats.alignment.simulation (the generating model is documented there); the
 truth is known, so every interval and test can be scored.
 
 1. Coverage (`coverage_new`, `coverage_participant_only`): one group of 16 or
@@ -12,7 +12,7 @@ truth is known, so every interval and test can be scored.
    offsets SD .5, true item means SD 1, rho = .3). Estimand: rho, the
    correlation over the population of items between the model score and the
    group's TRUE item means. New interval: the variance-components normal
-   interval of the attenuation-corrected r (gbstats.alignment_reliability:
+   interval of the attenuation-corrected r (gbstats.alignment.reliability:
    items + people shared across items - people per item). Old interval:
    the participant-only percentile bootstrap of the raw r (what
    group_correlations did). Also reported: the raw r's two-way BC interval,
@@ -26,16 +26,16 @@ truth is known, so every interval and test can be scored.
    comparison of interest is the smallest group against the largest (rates
    for every pair are given too). Two scenarios: person offsets only (the
    issue's), and people who also differ in slope (SD .2).
-   - Steiger's test on the item means (gbstats.alignment.compare_dependent_correlations);
-   - the size-matched comparison (gbstats.alignment_reliability);
-   - the mixed model (gbstats.alignment_lmm, lme4): fewer items per panel
+   - Steiger's test on the item means (gbstats.alignment.groups.compare_dependent_correlations);
+   - the size-matched comparison (gbstats.alignment.reliability);
+   - the mixed model (gbstats.alignment.mixed_model, lme4): fewer items per panel
      (40) and fewer panels, because each fit costs seconds; the issue's
      formula without (1 | item_group) is run on a smaller number of panels
      to show why the term is needed.
 3. Role nouns (`role_nouns_permutation`): groups of 128 / 35 / 108 people (the
    Papineau et al. party sizes) whose choices come from one shared
    distribution per item, with people differing in their preference for the
-   neutral form; rejection rates of gbstats.alignment.compare_group_loglik's
+   neutral form; rejection rates of gbstats.alignment.groups.compare_group_loglik's
    permutation test for a pre-specified pair and for best-vs-next.
 
 Monte Carlo standard errors are sqrt(p (1 - p) / n_sims).
@@ -51,11 +51,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from gbstats.alignment import compare_dependent_correlations, compare_group_loglik
-from gbstats.alignment_reliability import (multinomial_weights, reliability_from_matrices,
+from gbstats.alignment.groups import compare_dependent_correlations, compare_group_loglik
+from gbstats.alignment.reliability import (multinomial_weights, reliability_from_matrices,
                                            size_matched_from_matrices, weighted_correlation,
                                            weighted_item_means)
-from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 
 OUT = Path(__file__).resolve().parent / "results" / "alignment_calibration.json"
 RHO = 0.3
@@ -158,7 +158,7 @@ def fpr_mixed_model(n_sims: int, n_items: int, item_by_group: bool, seed: int,
                     checkpoint: Path | None = None) -> dict:
     """Rejection rates of the score_z:group terms; with `checkpoint`, the summary so far
     is written there every 10 panels (the lme4 part is the slow one)."""
-    from gbstats.alignment_lmm import alignment_terms, fit_alignment_lmm
+    from gbstats.alignment.mixed_model import alignment_terms, fit_alignment_lmm
 
     rejections = {"score_z:group[n16]": [], "score_z:group[n43]": []}
     warned, cpu = 0, time.process_time()

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gbstats.bayes import fit_bayes
+from gbstats.mixed.bayes import fit_bayes
 
 OUT = Path(__file__).resolve().parent / "results" / "bayes_samplers.json"
 SAMPLERS = ["pymc", "nutpie"]

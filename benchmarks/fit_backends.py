@@ -13,7 +13,7 @@ load on this shared machine hits them alike; the minimum over repetitions is
 reported, with ratios to lme4 taken within this run. R's start-up (one tiny
 lme4 fit) is timed apart: a session pays it once. statsmodels has no ML GLMM,
 so its glmm entry records the error fit_glmm gives. PyMC runs through
-gbstats.bayes.fit_bayes with its defaults (sampler, draws, chains), loo=False.
+gbstats.mixed.bayes.fit_bayes with its defaults (sampler, draws, chains), loo=False.
 
     .venv/bin/python benchmarks/fit_backends.py [--reps-lmm 5] [--reps-glmm 3] [--reps-pymc-lmm 3] [--reps-pymc-glmm 1]
 
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import GbstatsError
-from gbstats.lmm import fit_glmm, fit_lmm
+from gbstats.mixed.lmm import fit_glmm, fit_lmm
 
 OUT = Path(__file__).resolve().parent / "results" / "fit_backends.json"
 LMM_FORMULA = "surprisal ~ close + gendered + (1|frame)"
@@ -73,7 +73,7 @@ def qa_shape(seed: int = 12, n_participants: int = 30, n_items: int = 1500,
 
 def run_fit(backend: str, formula: str, data: pd.DataFrame, glmm: bool):
     if backend == "pymc":
-        from gbstats.bayes import fit_bayes
+        from gbstats.mixed.bayes import fit_bayes
 
         return fit_bayes(formula, data, family="bernoulli" if glmm else "gaussian", loo=False)
     if glmm:
@@ -129,7 +129,7 @@ def r_startup_seconds() -> float:
 
 
 def _pymc_sampler() -> str:
-    from gbstats import bayes
+    from gbstats.mixed import bayes
 
     return getattr(bayes, "DEFAULT_SAMPLER", "unknown")
 

@@ -81,12 +81,12 @@ import json, sys, time
 t0 = time.perf_counter()
 import rpy2.robjects  # starts R
 t1 = time.perf_counter()
-from gbstats.engines.lme4 import _lmer_class
+from gbstats.mixed.engines.lme4 import _lmer_class
 _lmer_class()
 t2 = time.perf_counter()
 sys.path.insert(0, "benchmarks")
 from bayes_samplers import small_lmm_data
-from gbstats.lmm import fit_lmm
+from gbstats.mixed.lmm import fit_lmm
 data = small_lmm_data()
 fit_lmm("surprisal ~ close + gendered + (1|frame)", data, backend="lme4")
 t3 = time.perf_counter()
@@ -100,7 +100,7 @@ QA_GLMM = """
 import json, sys, time
 sys.path.insert(0, "benchmarks")
 from bayes_samplers import qa_glmm_data
-from gbstats.bayes import fit_bayes
+from gbstats.mixed.bayes import fit_bayes
 data = qa_glmm_data()
 start = time.perf_counter()
 fit = fit_bayes("correct ~ stereotype + (1|participant) + (1|item)", data, family="bernoulli",

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
-from gbstats.probabilities import softmax_within
+from gbstats.inference.probabilities import softmax_within
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer
 from models.logprob import DEFAULT_PLL, causal_slot_scores, slot_logprobs, text_logprobs

@@ -180,7 +180,7 @@ class Run:
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
         if self._lme4 is None:
-            from gbstats.engines.lme4 import available
+            from gbstats.mixed.engines.lme4 import available
 
             self._lme4 = bool(available())
             if not self._lme4:
@@ -198,13 +198,13 @@ class Run:
 
     def add_data_files(self, paths: Sequence) -> None:
         """Checksums of files outside the dataset registry (a --human or --predictions file)."""
-        from gbstats.report import file_checksums
+        from gbstats.report.outputs import file_checksums
 
         self.data_files.update(file_checksums([p for p in paths if p]))
 
 
 def _execute(study: Study, args: argparse.Namespace) -> dict | None:
-    from gbstats.report import StudyReport, provenance
+    from gbstats.report.outputs import StudyReport, provenance
 
     run = Run(study, args)
     if study.shortcut is not None and study.shortcut(run):

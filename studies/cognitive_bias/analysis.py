@@ -19,7 +19,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
-from gbstats.posterior import posterior_draws
+from gbstats.mixed.posterior import posterior_draws
 
 DATASETS = ("wino", "BUG")
 ALPHAS = (0.25, 0.5, 0.75)
@@ -258,11 +258,11 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
     and the Bayesian twin of the numeric model.
 
     With `use_cache` the numeric-alpha fits are reused from the fit cache when
-    unchanged (gbstats.fit_cache). The factor fit is always made: the marginal
+    unchanged (gbstats.mixed.fit_cache). The factor fit is always made: the marginal
     means (emmeans) need its live lme4 model, which the cache does not keep.
     """
-    from gbstats.fit_cache import cached_fit
-    from gbstats.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
+    from gbstats.mixed.fit_cache import cached_fit
+    from gbstats.mixed.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
 
     cache = {"use_cache": use_cache, "cache_dir": cache_dir}
     fits = {}
@@ -397,7 +397,7 @@ def marginal_accuracy(glmms: dict) -> tuple[pd.DataFrame, pd.DataFrame, list[str
     ``revpairwise``), with 95% intervals. Returns (means, contrasts, notes);
     a dataset whose fit is missing or did not converge is left out and named
     in the notes."""
-    from gbstats.marginal import marginal_means
+    from gbstats.mixed.marginal import marginal_means
 
     means, contrasts, notes = [], [], []
     for dataset, fits in glmms.items():
@@ -421,8 +421,8 @@ def marginal_accuracy(glmms: dict) -> tuple[pd.DataFrame, pd.DataFrame, list[str
 
 
 def coding_note(glmms: dict) -> str:
-    """How the GLMMs code their factors (gbstats.lmm.fit_notes), for the report."""
-    from gbstats.lmm import fit_notes
+    """How the GLMMs code their factors (gbstats.mixed.lmm.fit_notes), for the report."""
+    from gbstats.mixed.lmm import fit_notes
 
     for fits in glmms.values():
         for result in fits.values():

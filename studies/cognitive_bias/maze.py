@@ -78,7 +78,7 @@ def lmm_rows(maze: pd.DataFrame) -> pd.DataFrame:
 
 def fit_maze_lmm(maze: pd.DataFrame, backend: str) -> dict:
     """{dataset: FitResult} of log_rt ~ stereotype + (1|participant) + (1|sentence)."""
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     return {dataset: fit_lmm(LMM_FORMULA, lmm_rows(g), backend=backend)
             for dataset, g in maze.groupby("dataset", sort=False)}

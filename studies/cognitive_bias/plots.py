@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gbstats.figures import new_figure
+from gbstats.report.figures import new_figure
 
 CONDITION_COLOURS = {"pro": "#009E73", "anti": "#D55E00"}
 

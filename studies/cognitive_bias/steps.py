@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
-from gbstats.fitting import reused_fits_note
+from gbstats.mixed.fitting import reused_fits_note
 
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM

@@ -256,7 +256,7 @@ def maze_delta_uncertainty(maze: pd.DataFrame, systems: pd.DataFrame, *, n_boot:
 def holm_within_datasets(table: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Holm-adjust the system-vs-people p-values, one family per dataset and experiment
     (QA: every system x alpha; MAZE: every system); `family` names it."""
-    from gbstats.hypothesis_tests import correct_pvalues
+    from gbstats.inference.hypothesis_tests import correct_pvalues
 
     out = table.assign(p_holm=np.nan, family=None)
     for dataset in out["dataset"].unique():

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.data.validate import read_table, validate_frame
-from gbstats.fitting import fit_warnings, fit_with_twin, stack_fits
+from gbstats.mixed.fitting import fit_warnings, fit_with_twin, stack_fits
 from models.forced_choice import forced_choice
 
 STIMULI = Path(__file__).resolve().parents[2] / "data" / "singular_they" / "stimuli.tsv"

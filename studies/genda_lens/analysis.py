@@ -13,7 +13,7 @@ reader never meets an unexplained blank. Effect sizes follow GenDa Lens
 - ABC LM: log2(median_F / median_M) of gbstats' perplexity ratio (the mean
   with `average="mean"`); GenDa Lens uses a perplexity difference instead.
 
-Bootstrap CIs resample sentences within strata (gbstats.resampling).
+Bootstrap CIs resample sentences within strata (gbstats.inference.resampling).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from gbstats.metrics import UndefinedMetricWarning, confusion_counts, f1, fpr, log2_ratio
+from gbstats.inference.metrics import UndefinedMetricWarning, confusion_counts, f1, fpr, log2_ratio
 
 # the columns each metric function reads (for bootstrap_cis(columns=...))
 DAWINOBIAS_COREF_COLUMNS = ["stereotype", "occupation_stereotype", "outcome"]
@@ -300,13 +300,13 @@ def bootstrap_cis(table: pd.DataFrame, compute, *, unit: str, strata: str | None
                   columns: list[str] | None = None) -> pd.DataFrame:
     """compute(table) with percentile bootstrap CIs, resampling sentences (`unit`).
 
-    The stratified cluster bootstrap of gbstats.resampling. Returns
+    The stratified cluster bootstrap of gbstats.inference.resampling. Returns
     compute(table) plus ci_low, ci_high and n_boot_defined (the replicates
     where the metric was defined; the CI uses only those). A metric undefined
     in every replicate gets NaN bounds. `columns`: the ones `compute` needs
     (default: all), which makes each replicate cheaper.
     """
-    from gbstats.resampling import bootstrap_draws, percentile_interval
+    from gbstats.inference.resampling import bootstrap_draws, percentile_interval
 
     point = compute(table)
     index = pd.MultiIndex.from_frame(point[KEY])
@@ -325,7 +325,7 @@ def bootstrap_cis(table: pd.DataFrame, compute, *, unit: str, strata: str | None
 def fit_relative_perplexity_model(rel: pd.DataFrame, backend: str = "auto"):
     """lme4-style LMM of log relative perplexity (MIXED_MODEL_FORMULA); treatment coding,
     reference levels female (pronoun) and female (stereotype)."""
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     data = rel[["log_rel_ppl", "pronoun_gender", "occupation_stereotype", "sentence_frame"]]
     return fit_lmm(MIXED_MODEL_FORMULA, data, backend=backend)
@@ -354,7 +354,7 @@ def effect_size_rows(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def plot_effect_sizes(effects: pd.DataFrame):
     """Forest plot: each effect size with its bootstrap CI; 0 = no gender effect."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     effects = effects.reset_index(drop=True)
     nuance = {"all": "all", "occupation_stereotype": "{} occupations",
@@ -374,7 +374,7 @@ def plot_effect_sizes(effects: pd.DataFrame):
 
 def plot_relative_perplexity(rel: pd.DataFrame):
     """Log2 relative perplexity by pronoun gender and occupation stereotype (box plots)."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     fig, ax = new_figure()
     cells = [(g, s) for s in GENDERS for g in GENDERS]

@@ -189,7 +189,7 @@ def welch_table(results: pd.DataFrame, distractors=WELCH_DISTRACTORS) -> pd.Data
     cannot be tested (fewer than 2 seeds, no variation) gets NaNs and a note.
     See WELCH_LIMITS for what these tests cannot do.
     """
-    from gbstats.hypothesis_tests import correct_pvalues, welch_ttest
+    from gbstats.inference.hypothesis_tests import correct_pvalues, welch_ttest
 
     rows = []
     for model in results["model"].unique():
@@ -275,7 +275,7 @@ def case_consistency_by_pronoun_set(no_context: pd.DataFrame) -> pd.DataFrame:
     choice is the same in both cases. A correlation that cannot be computed
     (fewer than 4 occupations, no variation) gets NaNs and a note.
     """
-    from gbstats.hypothesis_tests import correlation
+    from gbstats.inference.hypothesis_tests import correlation
 
     rows = []
     for model, per_model in no_context.groupby("model", sort=False):
@@ -444,11 +444,11 @@ def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
     data = glmm_rows(results)
     fits = {}
     if lme4:
-        from gbstats.lmm import fit_glmm
+        from gbstats.mixed.lmm import fit_glmm
 
         fits["lme4"] = fit_glmm(GLMM_FORMULA, data, family="binomial", backend="lme4")
     if bayes:
-        from gbstats.bayes import fit_bayes
+        from gbstats.mixed.bayes import fit_bayes
 
         fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", priors=GLMM_PRIORS,
                                  draws=draws, tune=draws, seed=seed)
@@ -499,7 +499,7 @@ def glmm_table(fits_by_model: dict[str, dict]) -> pd.DataFrame:
 
 def plot_accuracy(accuracy: pd.DataFrame):
     """Accuracy (mean +- SD over seeds) against the number of distractors, per pronoun set."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     by_set = accuracy[accuracy["grouping"] == "pronoun_set"]
     models = list(by_set["model"].unique())
@@ -521,7 +521,7 @@ def plot_accuracy(accuracy: pd.DataFrame):
 
 def plot_error_attribution(attribution: pd.DataFrame):
     """Stacked shares of distraction / bias / other errors by number of distractors."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     by_n = attribution[attribution["grouping"] == "n_distractors"]
     models = list(by_n["model"].unique())

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from gbstats.fitting import fit_warnings
+from gbstats.mixed.fitting import fit_warnings
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,

@@ -24,7 +24,7 @@ Which one the language model gives depends on its kind:
 
 Frame-level probabilities are averaged over states to give one distribution
 per name x set (the human data do not record the state). Every group's
-responses are then scored with `gbstats.alignment.group_loglik`, which
+responses are then scored with `gbstats.alignment.groups.group_loglik`, which
 reproduces the paper's published corpus-prior values exactly.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ import pandas as pd
 
 from gbstats.data import role_nouns as rn
 from gbstats.errors import DataValidationError
-from gbstats.probabilities import normalise_within, softmax_within
+from gbstats.inference.probabilities import normalise_within, softmax_within
 
 METHODS = ("corpus_prior", "model_likelihood", "posterior")
 SCORE_KINDS = ("likelihood", "joint")
@@ -163,7 +163,7 @@ def group_loglik_table(trials: pd.DataFrame, item_probs: pd.DataFrame, *, n_boot
     trials with men's names, women's names and all, bootstrap CIs that
     resample participants, and the counts (GROUP_LOGLIK_COLUMNS).
     """
-    from gbstats.alignment import group_loglik
+    from gbstats.alignment.groups import group_loglik
 
     rows = []
     for method, set_type, grouping, column, sub, probs in _subsets(trials, item_probs):
@@ -189,11 +189,11 @@ def best_group_tests(trials: pd.DataFrame, item_probs: pd.DataFrame, *, n_perm: 
                      n_boot: int, seed: int) -> pd.DataFrame:
     """Does the best-fitting group fit significantly better than the next one?
 
-    A permutation test over participants (gbstats.alignment.compare_group_loglik)
+    A permutation test over participants (gbstats.alignment.groups.compare_group_loglik)
     for each method x set type x grouping and each split (men's names,
     women's names, all). The paper reports point estimates only.
     """
-    from gbstats.alignment import compare_group_loglik
+    from gbstats.alignment.groups import compare_group_loglik
 
     rows = []
     for method, set_type, grouping, column, sub, probs in _subsets(trials, item_probs):
@@ -215,7 +215,7 @@ def permutation_family(method: str) -> str:
 
 def holm_by_method(tests: pd.DataFrame) -> pd.DataFrame:
     """Add `family` and `p_holm` (Holm within each family, issue 19 item 8)."""
-    from gbstats.hypothesis_tests import correct_within_families
+    from gbstats.inference.hypothesis_tests import correct_within_families
 
     out = tests.assign(family=tests["method"].map(permutation_family))
     adjusted = correct_within_families(out, "family", "holm")
@@ -286,7 +286,7 @@ GENDER_COLOURS = {rn.FEM: "#d07c4a", rn.MASC: "#4a7cb0", rn.G_NEUT: "#9a9a9a"}
 def plot_proportions(table: pd.DataFrame, set_type: str, title: str):
     """Stacked bars of FEM / MASC / G-NEUT: attitude groups, then the model's methods;
     one panel per name gender."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     sub = table[table["set_type"] == set_type]
     fig, axes = new_figure(1, 2, width=10, height=4.2, sharey=True)
@@ -317,7 +317,7 @@ def plot_proportions(table: pd.DataFrame, set_type: str, title: str):
 
 def plot_group_loglik(table: pd.DataFrame, set_type: str, grouping: str, title: str):
     """Mean log-likelihood per group and method, with the bootstrap CIs."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     sub = table[(table["set_type"] == set_type) & (table["grouping"] == grouping)]
     methods = [m for m in METHODS if m in set(sub["method"])]
@@ -358,7 +358,7 @@ def direct_vs_posterior(direct: pd.DataFrame, frame_probs: pd.DataFrame) -> tupl
     cells of the single-token sets, as Watson et al. report it (r = .76 for
     BERT on 8 sets).
     """
-    from gbstats.hypothesis_tests import correlation
+    from gbstats.inference.hypothesis_tests import correlation
 
     posterior = frame_probs[frame_probs["method"] == "posterior"][["cell", "variant", "prob"]]
     cells = direct[["cell", "role_noun_set", "variant", "probability"]].rename(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from gbstats.data import role_nouns as rn
-from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
+from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid

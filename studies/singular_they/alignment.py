@@ -6,13 +6,13 @@ alignment number to cite"):
 1. `reliability_table`: per grouping, item set and group, the split-half
    reliability of the group's item means, its noise ceiling, and the model's
    correlation with the group corrected for attenuation, with a two-way
-   bootstrap interval (gbstats.alignment_reliability). This is the alignment
+   bootstrap interval (gbstats.alignment.reliability). This is the alignment
    itself, not a property of how many people a group has.
 2. `size_matched_table`: every group subsampled to the smallest group's size,
    then compared pairwise.
 3. `alignment_lmm_table`: `rating ~ score_z * group + (1 + score_z |
    participant) + (1 | item) + (1 | item_group)` with lme4 (and PyMC), whose
-   score_z:group terms are the alignment differences (gbstats.alignment_lmm).
+   score_z:group terms are the alignment differences (gbstats.alignment.mixed_model).
 
 The raw correlations of Watson et al. (2023) stay in
 `studies.singular_they.analysis.alignment_correlations`, for comparability.
@@ -54,10 +54,10 @@ def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
     """Reliability, noise ceiling and corrected correlation per grouping x item set x group.
 
     Seeded bootstraps: with `use_cache` an unchanged computation is reused
-    (gbstats.fit_cache.cached_call), so a re-run after a figure edit skips them.
+    (gbstats.mixed.fit_cache.cached_call), so a re-run after a figure edit skips them.
     """
-    from gbstats.alignment_reliability import group_reliability
-    from gbstats.fit_cache import cached_call
+    from gbstats.alignment.reliability import group_reliability
+    from gbstats.mixed.fit_cache import cached_call
 
     rows = []
     for grouping, _, set_name, items, trials in _subsets(scored, human):
@@ -72,8 +72,8 @@ def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
 def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
                        seed: int, use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
     """Size-matched pairwise comparisons per grouping x item set (cached as above)."""
-    from gbstats.alignment_reliability import compare_size_matched
-    from gbstats.fit_cache import cached_call
+    from gbstats.alignment.reliability import compare_size_matched
+    from gbstats.mixed.fit_cache import cached_call
 
     rows = []
     for grouping, _, set_name, items, trials in _subsets(scored, human):
@@ -97,7 +97,7 @@ def alignment_lmm_table(scored: pd.DataFrame, human: pd.DataFrame, *, backends: 
     the reference group's. Returns (table with ALIGNMENT_LMM_FIELDS, {grouping:
     {backend: FitResult}}).
     """
-    from gbstats.alignment_lmm import fit_alignment_lmm
+    from gbstats.alignment.mixed_model import fit_alignment_lmm
 
     tables, fits = [], {}
     for grouping, present, _, items, trials in _subsets(scored, human, [LMM_ITEM_SET]):
@@ -116,7 +116,7 @@ def holm_families(table: pd.DataFrame, family_of) -> pd.DataFrame:
     None (tests that are not part of any claim, e.g. a model's intercept), get
     family "" and no adjustment.
     """
-    from gbstats.hypothesis_tests import correct_within_families
+    from gbstats.inference.hypothesis_tests import correct_within_families
 
     if table.empty:
         return table
@@ -194,7 +194,7 @@ def fit_rq2(run, s) -> None:
         s.comparisons = holm_families(s.comparisons, steiger_family)
     if not s.mann_whitney.empty:
         s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
-    from gbstats.fitting import fit_warnings, reused_fits_note
+    from gbstats.mixed.fitting import fit_warnings, reused_fits_note
 
     run.warn([w for grouping, fits in s.alignment_fits.items()
               for w in fit_warnings(fits, f"alignment mixed model ({grouping})")])
@@ -214,7 +214,7 @@ def report_rq2(report, s) -> None:
         "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
         "(Spearman 1904), with its standard error and a 95% normal interval whose variance "
         "adds the items' part and the part people share across items, without counting "
-        "the rating noise twice (gbstats.alignment_reliability; coverage checked by "
+        "the rating noise twice (gbstats.alignment.reliability; coverage checked by "
         "simulation in benchmarks/results/alignment_calibration.json). (2) Every group "
         "subsampled to the smallest "
         "group's size and compared pairwise. (3) The mixed model "

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError, JoinError
-from gbstats.fitting import stack_fits
+from gbstats.mixed.fitting import stack_fits
 from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, BOLD_TYPES
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
@@ -132,7 +132,7 @@ def human_main_effects(human_fits: dict) -> pd.DataFrame:
 
 def coding_note(fits: dict) -> str:
     """The factor coding of a set of fits of one formula, for captions and notes."""
-    from gbstats.lmm import fit_notes
+    from gbstats.mixed.lmm import fit_notes
 
     first = next(iter(fits.values()), None)
     return fit_notes(first)[0] if first is not None else ""
@@ -171,7 +171,7 @@ def adjusted_surprisal(surprisal: pd.Series) -> pd.Series:
 
 
 def plot_by_type(summary: pd.DataFrame, ylabel: str, title: str):
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     fig, ax = new_figure(width=8, height=4.5)
     x = np.arange(len(summary))
@@ -203,7 +203,7 @@ def stage_mann_whitney(human: pd.DataFrame, exclusions=None) -> pd.DataFrame:
     earlier stage. Participants without a score are left out of that test and
     counted (via `exclusions`).
     """
-    from gbstats.hypothesis_tests import mann_whitney
+    from gbstats.inference.hypothesis_tests import mann_whitney
 
     people = participant_scores(human)
     rows = []
@@ -256,7 +256,7 @@ def alignment_correlations(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot:
     Participants without a group (e.g. no acceptance score) are left out of
     that grouping; the caller counts them.
     """
-    from gbstats.alignment import compare_group_correlations, group_correlations
+    from gbstats.alignment.groups import compare_group_correlations, group_correlations
 
     corr_rows, comp_rows = [], []
     for grouping, order in GROUPINGS.items():

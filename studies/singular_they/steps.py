@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.fitting import fit_warnings, fit_with_twin, reused_fits_note
+from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL

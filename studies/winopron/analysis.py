@@ -8,7 +8,7 @@ Metrics and their chance levels (a resolver that picks either entity with
 probability 1/2, independently per sentence):
 
 - F1 of a class c (occupation or participant) = 2TP / (2TP + FP + FN), from
-  `gbstats.metrics.f1`; a `none` prediction is a miss (FN) for the gold class
+  `gbstats.inference.metrics.f1`; a `none` prediction is a miss (FN) for the gold class
   and a false positive for neither. `f1_macro` is the mean over the two
   classes. Chance, at expected counts, for a class with gold share pi among n
   sentences: TP = n pi/2, FP = n (1-pi)/2, FN = n pi/2, so
@@ -16,7 +16,7 @@ probability 1/2, independently per sentence):
   balanced (WinoPron is: each pair has one template per answer).
 - accuracy: share of sentences resolved to the gold entity; chance 0.5.
 - pronoun consistency: a template counts only if it is solved with all its
-  pronoun sets (`gbstats.metrics.group_minimum_consistency`): four on WinoPron,
+  pronoun sets (`gbstats.inference.metrics.group_minimum_consistency`): four on WinoPron,
   chance 0.5^4; he/she/they on the original Winogender templates, chance 0.5^3.
 - disambiguation consistency: a pair (the two templates that differ only in
   the answer) counts, per pronoun set, only if both are solved; chance 0.25.
@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from gbstats import metrics as M
+from gbstats.inference import metrics as M
 from gbstats.errors import DataValidationError
 from studies.winopron.sentences import (CASES, ENTITIES, PRONOUN_SETS,
                                        PRONOUN_SETS_OF_TEMPLATE_SET)
@@ -171,7 +171,7 @@ def disambiguation_consistency(resolved: pd.DataFrame, *, split_pairs: str = "er
 
 def p_below_chance(successes, n, chance) -> float:
     """Exact one-sided binomial P(X <= successes) under the chance rate; NaN without a count."""
-    from gbstats.hypothesis_tests import binomial_tail_p
+    from gbstats.inference.hypothesis_tests import binomial_tail_p
 
     return binomial_tail_p(successes, n, chance, tail="lower")
 
@@ -357,7 +357,7 @@ def f1_by_case_and_pronoun(table: pd.DataFrame, template_set: str = "new",
 
 def plot_f1_by_case_and_pronoun(grid: pd.DataFrame, title: str):
     """Grouped bars of a case x pronoun-set F1 grid, with the coin-flip level (0.5)."""
-    from gbstats.figures import new_figure
+    from gbstats.report.figures import new_figure
 
     fig, ax = new_figure()
     width = 0.8 / max(len(grid.columns), 1)

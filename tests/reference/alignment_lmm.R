@@ -1,4 +1,4 @@
-# lme4 reference values for gbstats.alignment_lmm (the alignment mixed model).
+# lme4 reference values for gbstats.alignment.mixed_model (the alignment mixed model).
 #
 # Run from the repo root:  Rscript tests/reference/alignment_lmm.R
 # Reads tests/reference/alignment_panel.csv (written by make_alignment_data.py),

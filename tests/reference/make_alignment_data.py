@@ -7,13 +7,13 @@ Three groups (8, 12 and 16 participants) rate all of 24 items; each group's
 true item means correlate differently with the model score (rho .2 / .5 /
 .8), people differ in level and in slope, and each group has its own item
 deviations, so every variance component of the alignment mixed model is
-clearly non-zero (gbstats.alignment_simulation documents the generator).
+clearly non-zero (gbstats.alignment.simulation documents the generator).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261123

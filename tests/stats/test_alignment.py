@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from gbstats.alignment import (compare_dependent_correlations, compare_group_correlations,
+from gbstats.alignment.groups import (compare_dependent_correlations, compare_group_correlations,
                                compare_group_loglik, group_correlations, group_loglik,
                                response_logprob)
 from gbstats.errors import DataValidationError, UnknownNameError
@@ -329,7 +329,7 @@ def test_two_way_interval_contains_its_estimate_and_participant_only_is_shrunk()
     # the old participant-only percentile interval sits on the near-zero side
     # of r (in the shipped singular-they report r = .316 had CI [.289, .328]).
     # The two-way BC interval must contain r every time.
-    from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+    from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 
     shift = []
     for seed in range(8):
@@ -439,7 +439,7 @@ def test_dependent_correlation_input_errors():
 
 
 def test_wide_table_has_one_row_per_group(choices):
-    from gbstats.alignment import group_loglik_wide
+    from gbstats.alignment.groups import group_loglik_wide
 
     trials, model, _ = choices
     long = group_loglik(trials, model, group="attitude_group", split_by="name_gender", n_boot=20)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbstats.alignment_lmm import (alignment_lmm_rows, alignment_terms, fit_alignment_lmm,
+from gbstats.alignment.mixed_model import (alignment_lmm_rows, alignment_terms, fit_alignment_lmm,
                                    readable_term)
 from gbstats.errors import DataValidationError
 

@@ -1,7 +1,7 @@
 """Reliability, corrected correlations, two-way bootstrap and size-matched comparisons.
 
 References are hand-worked (shown in each test) or follow from the generating
-model of gbstats.alignment_simulation (derivations in the comments).
+model of gbstats.alignment.simulation (derivations in the comments).
 """
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from gbstats.alignment_reliability import (GroupRatings, bc_interval, bc_test_p_value,
+from gbstats.alignment.reliability import (GroupRatings, bc_interval, bc_test_p_value,
                                            compare_size_matched, corrected_correlation,
                                            group_reliability, random_halves,
                                            reliability_from_matrices, reliability_rows,
                                            size_matched_r, spearman_brown,
                                            weighted_correlation, weighted_item_means)
-from gbstats.alignment_simulation import panel_to_long, simulate_alignment_panel
+from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 from gbstats.errors import DataValidationError
 
 
@@ -196,7 +196,7 @@ def test_per_item_person_weights_draw_each_items_own_raters():
     # An incomplete design: who rated what is fixed; every item's column of
     # weights must sum to its number of raters and be 0 for everyone else,
     # and two items' draws must differ (they are independent).
-    from gbstats.alignment_reliability import per_item_person_weights
+    from gbstats.alignment.reliability import per_item_person_weights
 
     counts = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 1, 1]], dtype=float)
     w = per_item_person_weights(counts, 500, np.random.default_rng(1))
@@ -209,7 +209,7 @@ def test_per_item_person_weights_draw_each_items_own_raters():
 
 
 def test_person_centred_sums_take_out_each_persons_level():
-    from gbstats.alignment_reliability import person_centred_sums
+    from gbstats.alignment.reliability import person_centred_sums
 
     sums = np.array([[2.0, 4.0, 0.0], [1.0, 1.0, 4.0]])
     counts = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
@@ -225,7 +225,7 @@ def test_variance_parts_separate_shared_people_from_noise():
     # r_c alike (V_shared ~ V_indep, both the noise). With slopes of SD .5 the
     # group's mean slope is a shared draw: V_shared exceeds V_indep by about
     # the variance it adds. The total is always V_items + max(0, difference).
-    from gbstats.alignment_reliability import corrected_r_variance
+    from gbstats.alignment.reliability import corrected_r_variance
 
     # One panel's bootstrap variances rest on its 30 people (relative SE ~ .26),
     # so the comparison is of means over 12 panels.
@@ -278,7 +278,7 @@ def test_resampled_subsamples_share_each_rows_bootstrap_people():
     # size == P: each subsample is the row's whole bootstrap sample, so all
     # subsamples of a row are equal, sum to P, and hold on average
     # P (1 - (1 - 1/P)^P) distinct people (the bootstrap's expected distinct count).
-    from gbstats.alignment_reliability import resampled_subsample_weights
+    from gbstats.alignment.reliability import resampled_subsample_weights
 
     w = resampled_subsample_weights(10, 10, 2000, 3, np.random.default_rng(5))
     rows = w.reshape(2000, 3, 10)
@@ -301,7 +301,7 @@ def test_size_matched_test_holds_its_size():
     for seed in range(100):
         rng = np.random.default_rng(1000 + seed)
         x, groups = simulate_alignment_panel({"a": 16, "b": 89}, 0.3, n_items=150, seed=rng)
-        from gbstats.alignment_reliability import size_matched_from_matrices
+        from gbstats.alignment.reliability import size_matched_from_matrices
 
         out = size_matched_from_matrices(x, groups, n_subsamples=20, n_boot=300,
                                          n_boot_subsamples=3, rng=rng)

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbstats.bayes import fit_bayes
+from gbstats.mixed.bayes import fit_bayes
 from gbstats.errors import DataValidationError, GbstatsError, UnknownNameError
-from gbstats.formula import fixed_effect_names
-from gbstats.results import COEF_COLUMNS, RANEF_COLUMNS
+from gbstats.mixed.formula import fixed_effect_names
+from gbstats.mixed.results import COEF_COLUMNS, RANEF_COLUMNS
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference"
 TINY = {"draws": 30, "tune": 30, "chains": 2, "loo": False}
@@ -340,7 +340,7 @@ def test_agrees_with_recorded_lme4_fit(random_intercept_fit):
 def test_agrees_with_live_lme4_on_crossed_design():
     """Crossed subjects x items: fit_lmm (lme4 via pymer4) and fit_bayes on the
     same data must name the terms alike and agree within the tolerance above."""
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     data = pd.read_csv(REFERENCE / "crossed.csv")
     formula = "y ~ cond + (1 | subject) + (1 | item)"
@@ -376,7 +376,7 @@ CODED_DIFFERENTLY = {"~ a:b"}
 def test_bambi_columns_get_r_names(rhs):
     import bambi as bmb
 
-    from gbstats.bayes import fixed_effect_name_map, prepare_bayes_data
+    from gbstats.mixed.bayes import fixed_effect_name_map, prepare_bayes_data
     from gbstats.exclusions import ExclusionLog
 
     formula = f"y {rhs} + (1|g)"

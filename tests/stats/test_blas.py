@@ -53,7 +53,7 @@ def test_a_bayesian_fit_prints_no_blas_warning(openblas):
     # the study's own call (fit_bayes with the default sampler), on a small data set
     code = """
 import numpy as np, pandas as pd
-from gbstats.bayes import fit_bayes
+from gbstats.mixed.bayes import fit_bayes
 rng = np.random.default_rng(3)
 frame = np.repeat(np.arange(10), 4)
 df = pd.DataFrame({"frame": [f"f{i}" for i in frame], "x": np.tile(["a", "b"], 20),

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbstats.fit_cache import cached_fit
-from gbstats.lmm import fit_lmm
+from gbstats.mixed.fit_cache import cached_fit
+from gbstats.mixed.lmm import fit_lmm
 
 FORMULA = "y ~ x + (1|g)"
 
@@ -79,7 +79,7 @@ def test_a_contrast_coded_lme4_fit_is_stored_and_reused_without_its_r_model(tmp_
     from pathlib import Path
 
     from gbstats.errors import GbstatsError
-    from gbstats.marginal import marginal_means
+    from gbstats.mixed.marginal import marginal_means
 
     data = pd.read_csv(Path(__file__).resolve().parents[1] / "reference" / "factorial.csv")
     args = ("y ~ close * stance + (1 | subject)", data)
@@ -102,7 +102,7 @@ def _bootstrap_means(data: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFr
 
 
 def test_cached_call_returns_the_stored_table_of_the_very_same_call(tmp_path):
-    from gbstats.fit_cache import cached_call
+    from gbstats.mixed.fit_cache import cached_call
 
     data = _data()
     first, reused_first = cached_call(_bootstrap_means, data, n_boot=20, seed=3,
@@ -116,7 +116,7 @@ def test_cached_call_returns_the_stored_table_of_the_very_same_call(tmp_path):
 
 @pytest.mark.parametrize("change", ["value", "seed", "n_boot", "off"])
 def test_cached_call_recomputes_when_anything_changes(tmp_path, change, monkeypatch):
-    from gbstats.fit_cache import cached_call
+    from gbstats.mixed.fit_cache import cached_call
 
     data = _data()
     cached_call(_bootstrap_means, data, n_boot=20, seed=3, cache_dir=tmp_path)

@@ -14,7 +14,7 @@ from scipy import stats
 
 from gbstats.errors import DataValidationError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
-from gbstats.hypothesis_tests import (RESULT_COLUMNS, correct_pvalues, correlation,
+from gbstats.inference.hypothesis_tests import (RESULT_COLUMNS, correct_pvalues, correlation,
                                       mann_whitney, welch_ttest)
 
 

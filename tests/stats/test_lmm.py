@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbstats.errors import DataValidationError, GbstatsError, MissingDependencyError
-from gbstats.formula import (FormulaError, bambi_to_r_name, fixed_effect_names, model_matrix,
+from gbstats.mixed.formula import (FormulaError, bambi_to_r_name, fixed_effect_names, model_matrix,
                              parse_formula, r_term_names)
-from gbstats.lmm import fit_glmm, fit_lmm, near_zero_components, refit_simpler
+from gbstats.mixed.lmm import fit_glmm, fit_lmm, near_zero_components, refit_simpler
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference"
 REFS = json.loads((REF_DIR / "lme4_refs.json").read_text())
@@ -112,8 +112,8 @@ def test_bambi_names_map_to_r_names(bambi, r):
 
 
 def test_import_does_not_start_r():
-    code = ("import sys, gbstats, gbstats.lmm, gbstats.formula, gbstats.engines.lme4, "
-            "gbstats.engines.statsmodels; "
+    code = ("import sys, gbstats, gbstats.mixed.lmm, gbstats.mixed.formula, gbstats.mixed.engines.lme4, "
+            "gbstats.mixed.engines.statsmodels; "
             "assert not {'rpy2', 'pymer4'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -238,7 +238,7 @@ def test_statsmodels_does_not_modify_callers_data():
 
 
 def test_auto_backend_falls_back_to_statsmodels_with_a_notice(monkeypatch):
-    from gbstats.engines import lme4 as lme4_engine
+    from gbstats.mixed.engines import lme4 as lme4_engine
 
     monkeypatch.setattr(lme4_engine, "available", lambda: False)
     result = fit_lmm(MODELS["random_intercept"]["formula"], design("random_intercept"))

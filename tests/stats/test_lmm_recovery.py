@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from gbstats.lmm import fit_lmm
+from gbstats.mixed.lmm import fit_lmm
 
 FORMULA = "y ~ x + cond + (1 | subject)"
 TRUTH = {"(Intercept)": 1.0, "x": 0.5, "condb": -0.4}

@@ -11,7 +11,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-from gbstats import mcmc_diagnostics as D
+from gbstats.mixed import mcmc_diagnostics as D
 
 
 def _ar1(rng, phi, chains, n, k):

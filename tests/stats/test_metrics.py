@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gbstats.errors import DataValidationError
-from gbstats.metrics import (UndefinedMetricWarning, accuracy, accuracy_from_labels,
+from gbstats.inference.metrics import (UndefinedMetricWarning, accuracy, accuracy_from_labels,
                              confusion_counts, delta, f1, f1_from_labels, fpr,
                              group_minimum_consistency, log2_ratio)
 

@@ -13,10 +13,10 @@ import pytest
 from scipy import stats
 
 from gbstats.errors import DataValidationError, GbstatsError
-from gbstats.hypothesis_tests import binomial_tail_p
-from gbstats.posterior import posterior_draws
-from gbstats.probabilities import normalise_within, softmax_within
-from gbstats.results import WALD_Z, wald_table
+from gbstats.inference.hypothesis_tests import binomial_tail_p
+from gbstats.mixed.posterior import posterior_draws
+from gbstats.inference.probabilities import normalise_within, softmax_within
+from gbstats.mixed.results import WALD_Z, wald_table
 
 # --- softmax_within ----------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""gbstats.resampling: the cluster bootstrap and its percentile, BC and BCa intervals.
+"""gbstats.inference.resampling: the cluster bootstrap and its percentile, BC and BCa intervals.
 
 References: hand-worked values (derivations in the comments), scipy.stats.bootstrap
 for BCa on independent rows (every row its own cluster), and a simulation of
@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from gbstats.errors import DataValidationError
-from gbstats.resampling import (bias_corrected_interval, bias_correction, bootstrap_draws,
+from gbstats.inference.resampling import (bias_corrected_interval, bias_correction, bootstrap_draws,
                                 cluster_bootstrap, cluster_plan, jackknife_acceleration,
                                 percentile_interval, resample_positions, resample_rows)
 

@@ -20,14 +20,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from gbstats.compare import compare_models
-from gbstats.contrasts import resolve_contrasts
+from gbstats.mixed.compare import compare_models
+from gbstats.mixed.contrasts import resolve_contrasts
 from gbstats.errors import GbstatsError
-from gbstats.formula import fixed_effect_names, parse_formula
-from gbstats.lmm import fit_glmm, fit_lmm, fit_notes
-from gbstats.marginal import _adjusted, holm, marginal_means
-from gbstats.ranef import r2_nakagawa, random_effects
-from gbstats.report import to_latex_table
+from gbstats.mixed.formula import fixed_effect_names, parse_formula
+from gbstats.mixed.lmm import fit_glmm, fit_lmm, fit_notes
+from gbstats.mixed.marginal import _adjusted, holm, marginal_means
+from gbstats.mixed.ranef import r2_nakagawa, random_effects
+from gbstats.report.outputs import to_latex_table
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference"
 REFS = json.loads((REF_DIR / "toolkit_refs.json").read_text())
@@ -395,7 +395,7 @@ def bayes_fits():
     """The factorial LMM with and without the interaction, sum-coded (one
     bambi sampling each; LOO stored by fit_bayes for the large model and
     computed by compare_models for the small one)."""
-    from gbstats.bayes import fit_bayes
+    from gbstats.mixed.bayes import fit_bayes
 
     d = data("fact_lmm_sum")
     large = fit_bayes(MODELS["fact_lmm_sum"]["formula"], d, contrasts=SUM, **BAYES)
@@ -466,7 +466,7 @@ def test_toolkit_names_are_exported_as_functions():
 
     import gbstats
 
-    for module in ("gbstats.ranef", "gbstats.compare", "gbstats.marginal", "gbstats.contrasts"):
+    for module in ("gbstats.mixed.ranef", "gbstats.mixed.compare", "gbstats.mixed.marginal", "gbstats.mixed.contrasts"):
         importlib.import_module(module)
     for name in ("compare_models", "marginal_means", "random_effects", "r2_nakagawa", "fit_notes",
                  "resolve_contrasts"):

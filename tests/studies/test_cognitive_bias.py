@@ -451,7 +451,7 @@ def test_repeated_responses_effect_is_the_difference_per_cell():
 def test_lme4_glmm_matches_a_direct_r_fit(human_table, tmp_path):
     """gbstats' fit of the wino GLMM (alpha as a factor) equals lme4 called from an R
     script that spells out the same coding (tests/reference/cognitive_bias_glmm_reference.R)."""
-    from gbstats.lmm import fit_glmm
+    from gbstats.mixed.lmm import fit_glmm
 
     trials, _ = human_table
     analysed = A.drop_ignored(trials, ExclusionLog())

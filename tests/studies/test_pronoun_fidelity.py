@@ -507,7 +507,7 @@ def test_unique_instances_counts_repeats_and_refuses_disagreeing_ones():
 
 
 def test_distractor_effects_read_the_nested_terms_and_flag_non_monotone_sets():
-    from gbstats.results import FitResult
+    from gbstats.mixed.results import FitResult
 
     # he declines 0 > -0.5 > -1.0; she dips to -1.0 and comes back to -0.2
     terms = {"pronoun_sethe:distractors1": -0.5, "pronoun_sethe:distractors2": -1.0,

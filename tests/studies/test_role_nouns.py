@@ -248,7 +248,7 @@ def run_study(argv) -> dict:
 
 def test_model_none_reproduces_watson_corpus_prior(data_dir, tmp_path, watson_corpus_prior):
     """Watson et al.'s published values (tests/reference/watson2023_corpus_prior_loglik.csv;
-    the same values check gbstats.alignment in tests/stats/test_alignment.py)."""
+    the same values check gbstats.alignment.groups in tests/stats/test_alignment.py)."""
     out = tmp_path / "none"
     results = run_study(["--model", "none", "--no-bayes", "--no-lme4", "--n-boot", "50",
                          "--n-perm", "50", "--out", str(out), "--data-dir", str(data_dir)])
@@ -369,7 +369,7 @@ def test_smollm2_two_sets_one_state(data_dir, tmp_path):
 @pytest.mark.needs_r
 def test_human_glmm_with_lme4(data_dir):
     from gbstats.data.registry import load_dataset
-    from gbstats.lmm import fit_glmm
+    from gbstats.mixed.lmm import fit_glmm
 
     trials = load_dataset("papineau2022", data_dir).tables["trials"]
     fit = fit_glmm(A.GLMM_FORMULA, A.glmm_rows(trials), family="binomial", backend="lme4")
@@ -451,7 +451,7 @@ def test_human_glmm_bayesian_backend_runs_through_the_study(data_dir):
     from types import SimpleNamespace
 
     from gbstats.data.registry import load_dataset
-    from gbstats.fitting import stack_fits
+    from gbstats.mixed.fitting import stack_fits
     from studies.pipeline import Run
     from studies.role_nouns.run import STUDY
     from studies.role_nouns.steps import fit_human_model

@@ -102,7 +102,7 @@ def test_human_model_recovers_the_panels_effects(stimuli):
     pooled model omits the stage-specific slopes, so the bound is loose on
     purpose rather than a 95% coverage claim.
     """
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     sizes = {s: 4 * n for s, n in STAGE_SIZES.items()}
     panel = simulate_panel(stimuli, seed=11, stage_sizes=sizes)
@@ -122,7 +122,7 @@ def test_sum_coded_human_model_reports_main_effects(stimuli):
     I, I + c, I + g, I + c + g + i, so close - distant averaged over gender
     marking is ((I + c) + (I + c + g + i) - I - (I + g)) / 2 = c + i / 2, and
     gendered - nongendered is g + i / 2. Tolerance as in the test above."""
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     sizes = {s: 4 * n for s, n in STAGE_SIZES.items()}
     panel = simulate_panel(stimuli, seed=11, stage_sizes=sizes)

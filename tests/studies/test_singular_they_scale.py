@@ -39,7 +39,7 @@ def by_term(fit) -> dict[str, pd.Series]:
 @pytest.mark.parametrize("backend", [
     "statsmodels", pytest.param("lme4", marks=pytest.mark.needs_r)])
 def test_paper_scale_is_the_bits_indicator_fit_transformed_by_hand(backend):
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     rows = close_gendered_design(seed=7)
     bits01 = by_term(fit_lmm(A.MODEL_FORMULA, rows, backend=backend))
@@ -74,7 +74,7 @@ def test_with_the_interaction_the_main_effects_absorb_a_quarter_of_it():
     The +/-1 main effects are averages over the other factor (b/2 + i/4), while
     the 0/1 'main effects' are simple effects at the other factor's 0 level.
     """
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     rows = close_gendered_design(seed=11, interaction=0.9)
     bits01 = by_term(fit_lmm("surprisal ~ close * gendered + (1|frame)", rows, backend="lme4"))
@@ -108,7 +108,7 @@ def test_paper_scale_rows_refuse_a_non_indicator():
 
 
 def test_every_model_table_says_its_units_and_coding():
-    from gbstats.lmm import fit_lmm
+    from gbstats.mixed.lmm import fit_lmm
 
     rows = close_gendered_design(seed=3)
     fits = {"statsmodels": fit_lmm(A.PAPER_FORMULA, A.paper_scale_rows(rows),

@@ -15,7 +15,7 @@ can be stacked and compared row by row:
     idata      the ArviZ InferenceData
 
 The steps are small functions over DataFrames: parse the formula and check the
-data with the same code as `fit_lmm` (`gbstats.formula`, `gbstats.lmm`), so
+data with the same code as `fit_lmm` (`gbstats.mixed.formula`, `gbstats.mixed.lmm`), so
 bad input gets the same error on every backend; drop (and count) incomplete
 rows; give factors R's level order; build the bambi model and check that its
 fixed-effect columns are R's; sample; tidy the posterior with ArviZ. PyMC,
@@ -36,8 +36,8 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
-from gbstats.formula import ParsedFormula, bambi_to_r_name, fixed_effect_names, parse_formula
-from gbstats.results import COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult
+from gbstats.mixed.formula import ParsedFormula, bambi_to_r_name, fixed_effect_names, parse_formula
+from gbstats.mixed.results import COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult
 
 # Families a user can name, and the bambi family each one becomes. lme4's
 # `binomial` on a 0/1 response is bambi's `bernoulli`.
@@ -71,7 +71,7 @@ def prepare_bayes_data(formula: str, data: pd.DataFrame, family: str,
 
     The checks (missing column, constant response, one-level factor or
     grouping factor, non-0/1 binomial response, missing values dropped and
-    counted) are `gbstats.lmm.prepare_data`'s, so every backend refuses the
+    counted) are `gbstats.mixed.lmm.prepare_data`'s, so every backend refuses the
     same input with the same message.
 
     formulae sorts the levels of an *unordered* categorical but honours the
@@ -80,7 +80,7 @@ def prepare_bayes_data(formula: str, data: pd.DataFrame, family: str,
     sorted, or a pandas Categorical's own order); the first level is then the
     reference, as in R.
 
-    A factor with another coding (``contrasts``, see `gbstats.contrasts`)
+    A factor with another coding (``contrasts``, see `gbstats.mixed.contrasts`)
     becomes numeric columns named as R names its terms (``close1``, ...), and
     the returned formula uses them (`bambi_coded_formula`).
     """
@@ -90,7 +90,7 @@ def prepare_bayes_data(formula: str, data: pd.DataFrame, family: str,
 
 def _prepare(formula: str, data: pd.DataFrame, family: str, log: ExclusionLog,
              contrasts: Mapping | None):
-    from gbstats.lmm import prepare_data
+    from gbstats.mixed.lmm import prepare_data
 
     parsed = parse_formula(formula)
     prepared = prepare_data(parsed, data, "binomial" if family == "bernoulli" else family, contrasts)
@@ -117,12 +117,12 @@ def bambi_coded_formula(parsed: ParsedFormula, frame: pd.DataFrame, codings: Map
     R codes a factor by indicators of every level in a term whose margin is
     absent (``a:b`` without ``a``); with a non-treatment coding that case is
     refused here rather than coded differently from R."""
-    from gbstats.formula import _contrast_coded
+    from gbstats.mixed.formula import contrast_coded
 
     present = set(parsed.fixed_terms) | {()}
     for var in codings:
         unmarginal = [":".join(t) for t in parsed.fixed_terms
-                      if var in t and not _contrast_coded(t, var, present)]
+                      if var in t and not contrast_coded(t, var, present)]
         if unmarginal or not parsed.intercept:
             raise GbstatsError(
                 f"fit_bayes: contrasts for {var!r} in {parsed.text!r} need every term holding it to "
@@ -323,7 +323,7 @@ def group_term_labels(model) -> dict[str, tuple[str, list[str]]]:
 # Tidy summaries from the posterior
 # --------------------------------------------------------------------------
 
-def _draws(posterior, var: str) -> np.ndarray:
+def variable_draws(posterior, var: str) -> np.ndarray:
     """(chain*draw, k) array of a posterior variable."""
     arr = posterior[var].values
     return arr.reshape(arr.shape[0] * arr.shape[1], -1)
@@ -334,7 +334,7 @@ def coef_table(idata, model, name_map: Mapping[str, str]) -> pd.DataFrame:
     post = idata.posterior
     rows = []
     for var, labels in common_term_labels(model).items():
-        draws = _draws(post, var)
+        draws = variable_draws(post, var)
         if draws.shape[1] != len(labels):
             raise GbstatsError(f"internal: posterior {var!r} has {draws.shape[1]} columns "
                                f"but bambi names {len(labels)}: {labels}")
@@ -353,13 +353,13 @@ def ranef_table(idata, model, family: str) -> pd.DataFrame:
     post = idata.posterior
     rows = []
     for name, (factor, labels) in group_term_labels(model).items():
-        draws = _draws(post, f"{name}_sigma")
+        draws = variable_draws(post, f"{name}_sigma")
         for j, label in enumerate(labels):
             sd = draws[:, j]
             rows.append({"group": factor, "term": r_term_name(label),
                          "variance": float(np.mean(sd ** 2)), "sd": float(np.mean(sd))})
     if family == "gaussian" and "sigma" in post:
-        sd = _draws(post, "sigma")[:, 0]
+        sd = variable_draws(post, "sigma")[:, 0]
         # lme4's VarCorr names the residual row "Residual" with no term
         rows.append({"group": "Residual", "term": "", "variance": float(np.mean(sd ** 2)),
                      "sd": float(np.mean(sd))})
@@ -371,9 +371,9 @@ def diagnostics(idata) -> dict[str, Any]:
     every group-level effect, sigma), and the number of divergences.
 
     R-hat and ESS are ArviZ's definitions, computed for all parameters at once
-    (`gbstats.mcmc_diagnostics`; ArviZ's per-parameter loop took ~25 s for the
+    (`gbstats.mixed.mcmc_diagnostics`; ArviZ's per-parameter loop took ~25 s for the
     1,500 item effects of a 7,500-trial GLMM)."""
-    from gbstats.mcmc_diagnostics import summary
+    from gbstats.mixed.mcmc_diagnostics import summary
 
     # nutpie also stores unconstrained copies ("1|frame_sigma_log__"); they
     # duplicate the constrained parameters, so only those are checked
@@ -461,7 +461,7 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               contrasts: Mapping | None = None) -> FitResult:
     """Fit a Bayesian (generalized) linear mixed model with bambi/PyMC.
 
-    formula   lme4 syntax as `gbstats.formula` reads it for every backend, e.g.
+    formula   lme4 syntax as `gbstats.mixed.formula` reads it for every backend, e.g.
               "surprisal ~ close + gendered + (1|frame)" or
               "correct ~ stereotype * alpha + (1|participant) + (1|item)";
               a formula without random terms gives a Bayesian regression.
@@ -575,7 +575,7 @@ def fixed_effect_draws(fit: FitResult) -> np.ndarray:
     model, name_map = fit.handle.native, fit.handle.extra["name_map"]
     columns = {}
     for var, labels in common_term_labels(model).items():
-        draws = _draws(fit.idata.posterior, var)
+        draws = variable_draws(fit.idata.posterior, var)
         for j, label in enumerate(labels):
             columns[name_map[label]] = draws[:, j]
     return np.column_stack([columns[t] for t in fit.coefs["term"]])

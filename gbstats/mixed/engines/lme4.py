@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError
-from gbstats.formula import ParsedFormula, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
+from gbstats.mixed.formula import ParsedFormula, r_term_names
+from gbstats.mixed.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
 
 INSTALL_HINT = ("install R with lme4 and lmerTest (Debian: apt-get install r-base-core r-cran-lme4 "
                 "r-cran-lmertest) and `pip install pymer4==0.8.2 rpy2==3.5.17`; `gbstats check` "

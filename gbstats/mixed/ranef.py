@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import GbstatsError
-from gbstats.formula import model_matrix
-from gbstats.results import FitResult
+from gbstats.mixed.formula import model_matrix
+from gbstats.mixed.results import FitResult
 
 TIDY_COLUMNS = ["effect", "group", "level", "term", "estimate", "se"]
 
@@ -51,9 +51,9 @@ def _require_handle(fit, what: str) -> None:
 
 def _engine(fit):
     if fit.backend == "lme4":
-        from gbstats.engines import lme4 as engine
+        from gbstats.mixed.engines import lme4 as engine
     elif fit.backend == "statsmodels":
-        from gbstats.engines import statsmodels as engine
+        from gbstats.mixed.engines import statsmodels as engine
     else:
         raise GbstatsError(f"no frequentist engine for backend {fit.backend!r}")
     return engine
@@ -87,7 +87,7 @@ def _ran_pars(varcorr: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bambi_tables(fit: FitResult) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from gbstats.bayes import _draws, group_term_labels, r_term_name
+    from gbstats.mixed.bayes import group_term_labels, r_term_name, variable_draws
 
     post = fit.idata.posterior
     vals = []
@@ -95,8 +95,8 @@ def _bambi_tables(fit: FitResult) -> tuple[pd.DataFrame, pd.DataFrame]:
         values = post[name]
         level_dim = [d for d in values.dims if d not in ("chain", "draw")]
         levels = [str(v) for v in values[level_dim[-1]].values] if level_dim else []
-        draws = _draws(post, name).reshape(-1, len(levels), len(labels)) if len(labels) > 1 \
-            else _draws(post, name)[:, :, None]
+        draws = variable_draws(post, name).reshape(-1, len(levels), len(labels)) if len(labels) > 1 \
+            else variable_draws(post, name)[:, :, None]
         for j, label in enumerate(labels):
             for i, level in enumerate(levels):
                 d = draws[:, i, j]

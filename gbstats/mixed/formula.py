@@ -7,7 +7,7 @@ This module is the one place that
 * parses it (`parse_formula`): response, fixed terms, random terms;
 * decides which columns are factors and in which level order (`factor_levels`);
 * names the coefficients as R's ``model.matrix`` does, with treatment contrasts
-  or the codings of `gbstats.contrasts` (`r_term_names`, `model_matrix`), so
+  or the codings of `gbstats.mixed.contrasts` (`r_term_names`, `model_matrix`), so
   that a term is called ``"genderedyes"``, ``"closedistant:genderedyes"`` or,
   sum-coded, ``"close1:gendered1"`` whatever the backend;
 * maps bambi's names to those names (`bambi_to_r_name`).
@@ -28,7 +28,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from gbstats.contrasts import contr_treatment
+from gbstats.mixed.contrasts import contr_treatment
 from gbstats.errors import DataValidationError, GbstatsError
 
 INTERCEPT = "(Intercept)"
@@ -357,7 +357,7 @@ def as_factor_strings(series: pd.Series) -> pd.Series:
     return series.astype(str)
 
 
-def _contrast_coded(term: Term, var: str, present: set[Term]) -> bool:
+def contrast_coded(term: Term, var: str, present: set[Term]) -> bool:
     # R's model.matrix rule: a factor in a term is coded by contrasts (k - 1
     # columns) when the term without it is also in the model (the intercept
     # counts as the empty term); otherwise it gets a column for every level.
@@ -371,12 +371,12 @@ def _term_columns(term: Term, present: set[Term], levels: dict[str, list[str]],
 
     A contrast-coded factor contributes its coding's columns (label = the
     contrast column's name: a level for treatment, "1", "2", ... for sum); a
-    factor R codes by indicators (see `_contrast_coded`) one column per level."""
+    factor R codes by indicators (see `contrast_coded`) one column per level."""
     per_var = []
     for var in term:
         if var in levels:
             lv = levels[var]
-            if _contrast_coded(term, var, present):
+            if contrast_coded(term, var, present):
                 coding = (codings or {}).get(var) or contr_treatment(var, lv)
                 per_var.append([(var, name, coding.weights(j)) for j, name in enumerate(coding.names)])
             else:

@@ -32,8 +32,8 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.errors import GbstatsError
-from gbstats.formula import r_term_names
-from gbstats.results import FitResult
+from gbstats.mixed.formula import r_term_names
+from gbstats.mixed.results import FitResult
 
 
 @dataclass
@@ -166,9 +166,9 @@ def require_nested(small: FitResult, large: FitResult, names) -> None:
 
 def _ml_rows(small: FitResult, large: FitResult) -> pd.DataFrame:
     if small.backend == "lme4":
-        from gbstats.engines import lme4 as engine
+        from gbstats.mixed.engines import lme4 as engine
     else:
-        from gbstats.engines import statsmodels as engine
+        from gbstats.mixed.engines import statsmodels as engine
 
     rows = pd.DataFrame([engine.ml_fit(small.handle), engine.ml_fit(large.handle)])
     # as lme4's anova.merMod: chisq = 2 * max(0, difference in logLik)

@@ -35,8 +35,8 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
                     family: str = "gaussian", optimizer: str | None = None,
                     contrasts: Mapping | None = None):
     """One lme4 or statsmodels fit: an LMM for `family="gaussian"`, a GLMM for "binomial".
-    `contrasts` codes factors (gbstats.contrasts; treatment when None)."""
-    from gbstats.lmm import fit_glmm, fit_lmm
+    `contrasts` codes factors (gbstats.mixed.contrasts; treatment when None)."""
+    from gbstats.mixed.lmm import fit_glmm, fit_lmm
 
     if backend not in FREQUENTIST_BACKENDS:
         raise GbstatsError(f"unknown frequentist backend {backend!r}; expected one of "
@@ -57,7 +57,7 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
     """
-    from gbstats.bayes import fit_bayes
+    from gbstats.mixed.bayes import fit_bayes
 
     if family not in _BAYES_FAMILY:
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
@@ -76,10 +76,10 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
     `backends` may be empty (Bayesian fit only). The order of the dict is the
     order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
-    call is reused from `<cache_dir>/fits/` (`gbstats.fit_cache`; its
+    call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
     """
-    from gbstats.fit_cache import cached_fit
+    from gbstats.mixed.fit_cache import cached_fit
 
     cache = {"use_cache": use_cache, "cache_dir": cache_dir}
     fits = {b: cached_fit(fit_frequentist, formula, data, backend=b, family=family,

@@ -99,8 +99,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from gbstats.alignment import (_check_n_resamples, _item_mean_matrices, _levels,
-                               _prepare_rating_frame)
+from gbstats.alignment.ratings import (check_n_resamples, item_mean_matrices, ordered_levels,
+                                       prepare_rating_frame)
 from gbstats.errors import DataValidationError, UnknownNameError
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
@@ -144,20 +144,20 @@ def rating_matrices(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: s
                     participant: str = "participant") -> tuple[np.ndarray, list[GroupRatings]]:
     """The model score per item and each group's participant x item rating matrices.
 
-    Validates the inputs as `gbstats.alignment.group_correlations` does (every
+    Validates the inputs as `gbstats.alignment.groups.group_correlations` does (every
     rated item needs a score; one group per participant; numbers where
     numbers are expected) and returns (x, [GroupRatings per group]). Groups
     come in categorical order if the column is categorical, else sorted.
     """
-    frame, scores = _prepare_rating_frame(item_scores, trials, participant=participant,
+    frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
     x = scores["_score"].to_numpy(dtype=float)
     out = []
-    for g in _levels(frame[group]):
+    for g in ordered_levels(frame[group]):
         sub = frame[frame[group] == g]
-        sums, counts = _item_mean_matrices(sub, participant, len(scores))
-        out.append(GroupRatings(g, np.array(_levels(sub[participant]), dtype=object),
+        sums, counts = item_mean_matrices(sub, participant, len(scores))
+        out.append(GroupRatings(g, np.array(ordered_levels(sub[participant]), dtype=object),
                                 sums, counts))
     return x, out
 
@@ -419,8 +419,8 @@ def corrected_r_variance(x: np.ndarray, g: GroupRatings, *, n_boot: int, halves:
 
 
 def _check_common_args(n_boot: int, n_splits: int, confidence: float) -> None:
-    _check_n_resamples(n_boot, "n_boot")
-    _check_n_resamples(n_splits, "n_splits")
+    check_n_resamples(n_boot, "n_boot")
+    check_n_resamples(n_splits, "n_splits")
     if not 0 < confidence < 1:
         raise DataValidationError("confidence must lie strictly between 0 and 1",
                                   source="confidence", expected="e.g. 0.95",
@@ -458,8 +458,8 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     with items as the units.
     """
     _check_common_args(n_boot, n_splits, confidence)
-    _check_n_resamples(n_boot_splits, "n_boot_splits")
-    _check_n_resamples(n_var_boot, "n_var_boot")
+    check_n_resamples(n_boot_splits, "n_boot_splits")
+    check_n_resamples(n_var_boot, "n_var_boot")
     x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
                                 item_keys=item_keys, participant=participant)
     for g in groups:
@@ -645,8 +645,8 @@ def compare_size_matched(item_scores: pd.DataFrame, trials: pd.DataFrame, *, gro
 
     Returns SIZE_MATCHED_COLUMNS, one row per pair in group order.
     """
-    _check_n_resamples(n_subsamples, "n_subsamples")
-    _check_n_resamples(n_boot_subsamples, "n_boot_subsamples")
+    check_n_resamples(n_subsamples, "n_subsamples")
+    check_n_resamples(n_boot_subsamples, "n_boot_subsamples")
     _check_common_args(n_boot, 1, confidence)
     x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
                                 item_keys=item_keys, participant=participant)

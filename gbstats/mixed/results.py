@@ -73,7 +73,7 @@ class FitResult:
 class FitHandle:
     """The engine-side state of a fit: `native` is lme4's merMod (through
     pymer4's Lmer), statsmodels' MixedLMResults or bambi's Model; `parsed`
-    the formula, `prepared` the checked rows (`gbstats.lmm.PreparedData`),
+    the formula, `prepared` the checked rows (`gbstats.mixed.lmm.PreparedData`),
     `codings` {factor: contrasts.Coding}."""
 
     engine: str
@@ -87,7 +87,7 @@ class FitHandle:
 def wald_table(terms, estimate, se, stat, df, p_value) -> pd.DataFrame:
     """A coefs table with Wald 95% CIs: estimate +/- qnorm(0.975) * se.
 
-    Lives here, next to the result shape, so that the engines and gbstats.lmm
+    Lives here, next to the result shape, so that the engines and gbstats.mixed.lmm
     both import it from below instead of from each other.
     """
     estimate, se = np.asarray(estimate, float), np.asarray(se, float)

@@ -5,7 +5,7 @@ One lme4 formula, several engines:
 * ``backend="lme4"``: R's lme4 through pymer4. LMMs are fitted by REML with
   lmerTest's Satterthwaite df and p-values; GLMMs by maximum likelihood
   (Laplace) with Wald z tests. Any formula lme4 accepts within the syntax of
-  `gbstats.formula` (crossed and multiple grouping factors, random slopes).
+  `gbstats.mixed.formula` (crossed and multiple grouping factors, random slopes).
 * ``backend="statsmodels"``: `statsmodels.MixedLM`, REML, for LMMs with one
   grouping factor (random intercept and/or correlated slopes). Its tests are
   Wald z tests (df is NaN). Anything else raises an error naming the lme4 backend.
@@ -18,7 +18,7 @@ them: for lme4 LMMs, t intervals with the coefficient's Satterthwaite df
 test); for GLMMs and statsmodels, Wald z intervals, estimate +/- qnorm(0.975)
 * se (lme4's ``confint(method="Wald")``). ``fit_stats["ci_method"]`` names it
 and `fit_notes` puts it into table notes. Factors are coded by ``contrasts``
-(treatment unless asked; see `gbstats.contrasts`).
+(treatment unless asked; see `gbstats.mixed.contrasts`).
 
 The data are checked before any engine sees them (see `prepare_data`): rows
 with a missing value in a column the formula uses are dropped and counted
@@ -35,12 +35,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gbstats.contrasts import describe_codings, resolve_contrasts
+from gbstats.mixed.contrasts import describe_codings, resolve_contrasts
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
-from gbstats.formula import (ParsedFormula, as_factor_strings, factor_levels, is_factor,
+from gbstats.mixed.formula import (ParsedFormula, as_factor_strings, factor_levels, is_factor,
                              parse_formula)
-from gbstats.results import FitResult
+from gbstats.mixed.results import FitResult
 
 BACKENDS = ("auto", "lme4", "statsmodels")
 FAMILIES = ("gaussian", "binomial")
@@ -86,7 +86,7 @@ def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
 
     ``contrasts`` codes factors: ``{"close": "sum"}`` (R's contr.sum, terms
     ``close1``, ...), ``"treatment"`` (the default) or a matrix (see
-    `gbstats.contrasts`). The coding of every factor is recorded in
+    `gbstats.mixed.contrasts`). The coding of every factor is recorded in
     ``fit_stats["contrasts"]`` and described by `fit_notes`.
 
     Intervals: with lme4, 95% t intervals with the Satterthwaite df of the
@@ -128,7 +128,7 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
         if optimizer not in LME4_OPTIMIZERS:
             raise GbstatsError(f"optimizer {optimizer!r} is not an lme4 optimizer; expected one of "
                                f"{', '.join(LME4_OPTIMIZERS)}")
-        if engine.__name__ != "gbstats.engines.lme4":
+        if engine.__name__ != "gbstats.mixed.engines.lme4":
             raise GbstatsError(f"optimizer={optimizer!r} is an lme4 setting, but the backend is "
                                f"{engine.__name__.rsplit('.', 1)[-1]}; use backend='lme4'")
     prepared = prepare_data(parsed, data, family, contrasts)
@@ -142,8 +142,8 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
 
 def choose_backend(backend: str):
     """(engine module, notice or "") for a backend name; "auto" prefers lme4."""
-    from gbstats.engines import lme4 as lme4_engine
-    from gbstats.engines import statsmodels as sm_engine
+    from gbstats.mixed.engines import lme4 as lme4_engine
+    from gbstats.mixed.engines import statsmodels as sm_engine
 
     if backend == "lme4":
         lme4_engine.require()
@@ -323,7 +323,7 @@ def refit_simpler(formula: str, data: pd.DataFrame, drop: list[str], *,
 def fit_notes(result: FitResult) -> list[str]:
     """Sentences for a table note: the factor coding and how the intervals
     and tests were computed, so a reader knows what a main effect means."""
-    from gbstats.contrasts import codings_from_records
+    from gbstats.mixed.contrasts import codings_from_records
 
     notes = [describe_codings(codings_from_records(result.fit_stats.get("contrasts", {})))]
     method = result.fit_stats.get("ci_method")

@@ -26,7 +26,7 @@ matching adjustment (Tukey, or Bonferroni for "holm", as emmeans does).
 Means are never adjusted.
 
 The result, `MarginalMeans`, holds two tidy tables with the same columns on
-every backend, ready for `gbstats.report.to_latex_table`.
+every backend, ready for `gbstats.report.outputs.to_latex_table`.
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.errors import GbstatsError
-from gbstats.formula import model_matrix
-from gbstats.results import FitResult
+from gbstats.mixed.formula import model_matrix
+from gbstats.mixed.results import FitResult
 
 ADJUSTMENTS = ("tukey", "holm", "none")
 SCALES = ("link", "response")
@@ -139,7 +139,7 @@ def _notes(fit, specs, by, scale, adjust, level) -> list[str]:
 # lme4: R's emmeans
 
 def _lme4(fit, specs, by, scale, adjust, level, reverse):
-    from gbstats.engines import lme4 as engine
+    from gbstats.mixed.engines import lme4 as engine
 
     means, pairs = engine.emmeans(fit.handle, specs, by, scale, adjust, level, reverse)
     return _tidy_emmeans(means, specs + by), _tidy_emmeans(pairs, ["contrast"] + by)
@@ -211,7 +211,7 @@ def _pairs(cells: pd.DataFrame, specs: list[str], by: list[str], reverse: bool =
 
 
 def _from_vcov(fit, specs, by, adjust, level, reverse=False):
-    from gbstats.engines import statsmodels as engine
+    from gbstats.mixed.engines import statsmodels as engine
 
     beta, vcov = engine.fixed_effects(fit.handle)
     cells, L = grid_matrix(fit, specs, by)
@@ -272,7 +272,7 @@ def holm(p_values) -> np.ndarray:
 # bambi: posterior draws
 
 def _from_draws(fit, specs, by, scale, level, reverse=False):
-    from gbstats.bayes import fixed_effect_draws
+    from gbstats.mixed.bayes import fixed_effect_draws
 
     draws = fixed_effect_draws(fit)
     cells, L = grid_matrix(fit, specs, by)

@@ -2,7 +2,7 @@
 
 Two measures, each with a bootstrap CI and a test between groups (the
 correlations' reliability-corrected and mixed-model views live in
-`gbstats.alignment_reliability` and `gbstats.alignment_lmm`):
+`gbstats.alignment.reliability` and `gbstats.alignment.mixed_model`):
 
 - **Log-likelihood** (`group_loglik`, `compare_group_loglik`): the mean natural
   log-probability, under the model's predicted distribution over an item's
@@ -35,6 +35,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from gbstats.alignment.ratings import (check_n_resamples, check_one_group_per_participant,
+                                       item_mean_matrices, key_text, ordered_levels,
+                                       prepare_rating_frame, require_columns,
+                                       require_no_missing, require_numeric)
 from gbstats.errors import DataValidationError, UnknownNameError
 
 ALL_LEVEL = "all"
@@ -57,65 +61,6 @@ DEPENDENT_CORRELATION_COLUMNS = [
 # input checks
 # --------------------------------------------------------------------------
 
-def _key_text(keys: Sequence[str], values) -> str:
-    values = values if isinstance(values, tuple) else (values,)
-    # numpy scalars would print as np.int64(3); show the plain value
-    plain = [v.item() if isinstance(v, np.generic) else v for v in values]
-    return ", ".join(f"{k}={v!r}" for k, v in zip(keys, plain))
-
-
-def _require_columns(df: pd.DataFrame, columns: Sequence[str], source: str) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise DataValidationError(
-            f"missing column(s) {', '.join(map(repr, missing))}", source=source,
-            column=missing[0], expected=f"columns {', '.join(columns)}",
-            found=f"columns {', '.join(map(str, df.columns))}")
-
-
-def _require_no_missing(df: pd.DataFrame, columns: Sequence[str], source: str) -> None:
-    """Missing keys or labels cannot be placed in a group or joined: say where they are."""
-    for col in columns:
-        missing = df[col].isna()
-        if missing.any():
-            label = df.index[np.flatnonzero(missing.to_numpy())[0]]
-            raise DataValidationError(
-                f"{int(missing.sum())} missing value(s) (first at index {label!r}); exclude "
-                "those rows upstream with an ExclusionLog so the report counts them",
-                source=source, column=col, expected="no missing values", found="NaN")
-
-
-def _require_numeric(df: pd.DataFrame, column: str, source: str) -> np.ndarray:
-    values = pd.to_numeric(df[column], errors="coerce")
-    bad = values.isna()
-    if bad.any():
-        label = df.index[np.flatnonzero(bad.to_numpy())[0]]
-        raise DataValidationError(
-            f"{int(bad.sum())} missing or non-numeric value(s) (first at index {label!r})",
-            source=source, column=column, expected="a number",
-            found=repr(df[column].loc[label]))
-    return values.to_numpy(dtype=float)
-
-
-def _check_one_group_per_participant(trials: pd.DataFrame, participant: str,
-                                     group: str) -> None:
-    n_groups = trials.groupby(participant, observed=True)[group].nunique()
-    if (n_groups > 1).any():
-        who = n_groups.index[n_groups > 1][0]
-        found = sorted(map(str, trials.loc[trials[participant] == who, group].unique()))
-        raise DataValidationError(
-            "a participant belongs to more than one group", source="trials", column=group,
-            expected="each participant in exactly one group (participants are the "
-                     "resampled unit)",
-            found=f"participant {who!r} in {', '.join(found)}")
-
-
-def _check_n_resamples(value: int, name: str) -> None:
-    if int(value) < 1:
-        raise DataValidationError(f"{name} must be a positive number of resamples",
-                                  source=name, expected="an integer >= 1", found=repr(value))
-
-
 def validate_model_probs(model_probs: pd.DataFrame, *, item_keys: Sequence[str],
                          variant: str = "variant", prob: str = "prob",
                          tol: float = 1e-6) -> pd.DataFrame:
@@ -126,9 +71,9 @@ def validate_model_probs(model_probs: pd.DataFrame, *, item_keys: Sequence[str],
     columns and `prob` as float.
     """
     item_keys = list(item_keys)
-    _require_columns(model_probs, item_keys + [variant, prob], "model_probs")
-    _require_no_missing(model_probs, item_keys + [variant], "model_probs")
-    probs = _require_numeric(model_probs, prob, "model_probs")
+    require_columns(model_probs, item_keys + [variant, prob], "model_probs")
+    require_no_missing(model_probs, item_keys + [variant], "model_probs")
+    probs = require_numeric(model_probs, prob, "model_probs")
     out = model_probs[item_keys + [variant]].copy()
     out[prob] = probs
     outside = (probs < 0) | (probs > 1)
@@ -137,14 +82,14 @@ def validate_model_probs(model_probs: pd.DataFrame, *, item_keys: Sequence[str],
         raise DataValidationError(
             "probabilities must lie in [0, 1]", source="model_probs", column=prob,
             expected="0 <= prob <= 1",
-            found=f"{probs[pos]!r} for {_key_text(item_keys + [variant], tuple(out.iloc[pos][item_keys + [variant]]))}")
+            found=f"{probs[pos]!r} for {key_text(item_keys + [variant], tuple(out.iloc[pos][item_keys + [variant]]))}")
     dup = out.duplicated(subset=item_keys + [variant])
     if dup.any():
         pos = int(np.flatnonzero(dup.to_numpy())[0])
         raise DataValidationError(
             "duplicated item x variant", source="model_probs", column=variant,
             expected="one probability per item and variant",
-            found=_key_text(item_keys + [variant], tuple(out.iloc[pos][item_keys + [variant]])))
+            found=key_text(item_keys + [variant], tuple(out.iloc[pos][item_keys + [variant]])))
     sums = out.groupby(item_keys, observed=True, sort=False)[prob].sum()
     off = (sums - 1).abs() > tol
     if off.any():
@@ -153,7 +98,7 @@ def validate_model_probs(model_probs: pd.DataFrame, *, item_keys: Sequence[str],
             f"{int(off.sum())} item(s) whose variant probabilities do not sum to 1 "
             f"(tolerance {tol:g}); normalise over each item's variants first",
             source="model_probs", column=prob, expected="sum over variants = 1",
-            found=f"sum {sums[first]:.6g} for {_key_text(item_keys, first)}")
+            found=f"sum {sums[first]:.6g} for {key_text(item_keys, first)}")
     return out
 
 
@@ -172,8 +117,8 @@ def response_logprob(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
     item_keys = list(item_keys)
     probs = validate_model_probs(model_probs, item_keys=item_keys, variant=variant,
                                  prob=prob, tol=tol)
-    _require_columns(trials, item_keys + [response], "trials")
-    _require_no_missing(trials, item_keys + [response], "trials")
+    require_columns(trials, item_keys + [response], "trials")
+    require_no_missing(trials, item_keys + [response], "trials")
     keys = trials[item_keys + [response]].rename(columns={response: variant})
     try:
         joined = keys.merge(probs, on=item_keys + [variant], how="left",
@@ -197,11 +142,11 @@ def response_logprob(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
         for k, v in zip(item_keys, item_value):
             item_mask &= (probs[k] == v).to_numpy()
         if not item_mask.any():
-            message = f"item {_key_text(item_keys, item_value)} is not in model_probs"
+            message = f"item {key_text(item_keys, item_value)} is not in model_probs"
             expected = "every item of trials to have model probabilities"
         else:
             known = ", ".join(map(repr, probs.loc[item_mask, variant]))
-            message = (f"response {row[variant]!r} for item {_key_text(item_keys, item_value)} "
+            message = (f"response {row[variant]!r} for item {key_text(item_keys, item_value)} "
                        f"is not one of the model's variants for that item ({known})")
             expected = "every response to be a variant the model scored"
         raise DataValidationError(
@@ -214,7 +159,7 @@ def response_logprob(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
         row = keys.iloc[pos]
         raise DataValidationError(
             f"the model gives probability 0 to response {row[variant]!r} for item "
-            f"{_key_text(item_keys, tuple(row[item_keys]))}, so its log-likelihood is -inf; "
+            f"{key_text(item_keys, tuple(row[item_keys]))}, so its log-likelihood is -inf; "
             f"{int(zero.sum())} trial(s) affected (first at index {trials.index[pos]!r}). "
             "Smooth the model's probabilities or exclude these trials explicitly",
             source="trials", column=response, expected="model probability > 0",
@@ -226,14 +171,6 @@ def response_logprob(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
 # log-likelihood per group
 # --------------------------------------------------------------------------
 
-def _levels(values: pd.Series) -> list:
-    """Levels in a stable order: categorical order if categorical, else sorted."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        present = set(values.unique())
-        return [c for c in values.cat.categories if c in present]
-    return sorted(values.unique(), key=lambda v: (str(type(v)), v))
-
-
 def _participant_sums(frame: pd.DataFrame, participant: str, split_by: str | None,
                       split_levels: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per participant: summed log-prob and trial count, one column per split level + all.
@@ -241,7 +178,7 @@ def _participant_sums(frame: pd.DataFrame, participant: str, split_by: str | Non
     Returns (participant ids, sums [n_p x n_levels+1], counts [same]); the last
     column is "all".
     """
-    ids = np.array(_levels(frame[participant]), dtype=object)
+    ids = np.array(ordered_levels(frame[participant]), dtype=object)
     pos = pd.Index(ids).get_indexer(frame[participant])
     n_p, n_l = ids.size, len(split_levels) + 1
     sums, counts = np.zeros((n_p, n_l)), np.zeros((n_p, n_l))
@@ -287,23 +224,23 @@ def _prepare_loglik_frame(trials, model_probs, *, participant, group, response, 
     # dict.fromkeys: the split column may also be an item key; keep one copy
     needed = list(dict.fromkeys([participant, group, response] + item_keys
                                 + ([split_by] if split_by else [])))
-    _require_columns(trials, needed, "trials")
-    _require_no_missing(trials, needed, "trials")
+    require_columns(trials, needed, "trials")
+    require_no_missing(trials, needed, "trials")
     if len(trials) == 0:
         raise DataValidationError("no trials", source="trials",
                                   expected="at least one trial", found="0 rows")
-    _check_one_group_per_participant(trials, participant, group)
+    check_one_group_per_participant(trials, participant, group)
     frame = trials[needed].copy()
     frame["_logprob"] = response_logprob(trials, model_probs, item_keys=item_keys,
                                          response=response, variant=variant, prob=prob,
                                          tol=tol)
-    split_levels = _levels(frame[split_by]) if split_by else []
+    split_levels = ordered_levels(frame[split_by]) if split_by else []
     if ALL_LEVEL in split_levels:
         raise DataValidationError(
             f"a level of the split column is called {ALL_LEVEL!r}, which is reserved for "
             "the pooled row", source="trials", column=split_by,
             expected=f"split levels other than {ALL_LEVEL!r}", found=repr(ALL_LEVEL))
-    return frame, _levels(frame[group]), split_levels
+    return frame, ordered_levels(frame[group]), split_levels
 
 
 def group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
@@ -332,7 +269,7 @@ def group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
     them unless few participants contribute to a level). Groups come in
     categorical order if the column is categorical, else sorted.
     """
-    _check_n_resamples(n_boot, "n_boot")
+    check_n_resamples(n_boot, "n_boot")
     frame, groups, split_levels = _prepare_loglik_frame(
         trials, model_probs, participant=participant, group=group, response=response,
         item_keys=item_keys, split_by=split_by, variant=variant, prob=prob, tol=tol)
@@ -436,7 +373,7 @@ def compare_group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
 
     Caveat: with more than two groups, the pair is chosen because it ranks
     first and second; the p-value is the pairwise test and does not adjust
-    for that choice (use `gbstats.hypothesis_tests.correct_pvalues` across
+    for that choice (use `gbstats.inference.hypothesis_tests.correct_pvalues` across
     several comparisons).
 
     Returns one row per split level with columns split, group_best,
@@ -444,8 +381,8 @@ def compare_group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
     ci_low, ci_high, p_value, n_participants_best, n_participants_next,
     n_perm, n_boot, test.
     """
-    _check_n_resamples(n_perm, "n_perm")
-    _check_n_resamples(n_boot, "n_boot")
+    check_n_resamples(n_perm, "n_perm")
+    check_n_resamples(n_boot, "n_boot")
     frame, all_groups, split_levels = _prepare_loglik_frame(
         trials, model_probs, participant=participant, group=group, response=response,
         item_keys=item_keys, split_by=split_by, variant=variant, prob=prob, tol=tol)
@@ -508,54 +445,6 @@ def compare_group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
 # correlations between model item scores and groups' mean ratings
 # --------------------------------------------------------------------------
 
-def _prepare_rating_frame(item_scores, trials, *, participant, group, score, rating,
-                          item_keys) -> tuple[pd.DataFrame, pd.DataFrame]:
-    item_keys = list(item_keys)
-    _require_columns(item_scores, item_keys + [score], "item_scores")
-    _require_no_missing(item_scores, item_keys, "item_scores")
-    scores = item_scores[item_keys].copy()
-    scores["_score"] = _require_numeric(item_scores, score, "item_scores")
-    dup = scores.duplicated(subset=item_keys)
-    if dup.any():
-        pos = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataValidationError(
-            "duplicated item", source="item_scores", column=item_keys[0],
-            expected="one score per item",
-            found=_key_text(item_keys, tuple(scores.iloc[pos][item_keys])))
-    needed = [participant, group] + item_keys
-    _require_columns(trials, needed + [rating], "trials")
-    _require_no_missing(trials, needed, "trials")
-    if len(trials) == 0:
-        raise DataValidationError("no trials", source="trials",
-                                  expected="at least one trial", found="0 rows")
-    _check_one_group_per_participant(trials, participant, group)
-    frame = trials[needed].copy()
-    frame["_rating"] = _require_numeric(trials, rating, "trials")
-    scores["_item"] = np.arange(len(scores))
-    joined = frame.merge(scores[item_keys + ["_item"]], on=item_keys, how="left",
-                         validate="many_to_one")
-    if joined["_item"].isna().any():
-        pos = int(np.flatnonzero(joined["_item"].isna().to_numpy())[0])
-        raise DataValidationError(
-            f"item {_key_text(item_keys, tuple(joined.iloc[pos][item_keys]))} has ratings "
-            "but no model score", source="item_scores", column=item_keys[0],
-            expected="a score for every rated item",
-            found=f"{int(joined['_item'].isna().sum())} trial(s) on unscored items")
-    joined["_item"] = joined["_item"].astype(int)
-    return joined, scores
-
-
-def _item_mean_matrices(frame: pd.DataFrame, participant: str,
-                        n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per participant x item: summed rating and count."""
-    ids = pd.Index(_levels(frame[participant]))
-    pos = ids.get_indexer(frame[participant])
-    sums, counts = np.zeros((ids.size, n_items)), np.zeros((ids.size, n_items))
-    np.add.at(sums, (pos, frame["_item"].to_numpy()), frame["_rating"].to_numpy())
-    np.add.at(counts, (pos, frame["_item"].to_numpy()), 1)
-    return sums, counts
-
-
 def _rowwise_correlation(x: np.ndarray, ys: np.ndarray, method: str) -> np.ndarray:
     """Correlation of x with each row of ys, skipping NaN cells of that row."""
     out = np.full(ys.shape[0], np.nan)
@@ -581,7 +470,7 @@ def _rowwise_correlation(x: np.ndarray, ys: np.ndarray, method: str) -> np.ndarr
 
 def _group_item_means(frame, scores, group_value, *, group, participant):
     sub = frame[frame[group] == group_value]
-    sums, counts = _item_mean_matrices(sub, participant, len(scores))
+    sums, counts = item_mean_matrices(sub, participant, len(scores))
     rated = counts.sum(axis=0) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums.sum(axis=0) / counts.sum(axis=0)
@@ -604,14 +493,14 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
 
     This is the raw correlation of Watson et al. (2023). It is attenuated by
     the noise in the group's item means, more so for smaller groups; for the
-    alignment itself use `gbstats.alignment_reliability.group_reliability`
+    alignment itself use `gbstats.alignment.reliability.group_reliability`
     (README: "Which alignment number to cite").
 
     CI (`ci_method`):
     - "two_way_bc" (default): `n_boot` replicates that resample the items
       (the same draw for every group) and the group's participants, every
       item mean recomputed; bias-corrected percentile interval
-      (`gbstats.alignment_reliability.bc_interval`), which contains r. With
+      (`gbstats.alignment.reliability.bc_interval`), which contains r. With
       method="spearman" each replicate ranks the resampled items' values
       once per distinct item (ties from repeated items are not re-ranked).
     - "participant_percentile": the earlier interval, participants only,
@@ -632,8 +521,8 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
     if ci_method not in CORRELATION_CI_METHODS:
         raise UnknownNameError("correlation CI method", str(ci_method),
                                list(CORRELATION_CI_METHODS))
-    _check_n_resamples(n_boot, "n_boot")
-    frame, scores = _prepare_rating_frame(item_scores, trials, participant=participant,
+    check_n_resamples(n_boot, "n_boot")
+    frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
     x_all = scores["_score"].to_numpy()
@@ -642,7 +531,7 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
     item_draws = rng.multinomial(len(scores), np.full(len(scores), 1.0 / len(scores)),
                                  size=n_boot).astype(float)
     records = []
-    for g in _levels(frame[group]):
+    for g in ordered_levels(frame[group]):
         sub, sums, counts, rated, means = _group_item_means(
             frame, scores, g, group=group, participant=participant)
         x, y = x_all[rated], means[rated]
@@ -662,7 +551,7 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
             boot_r = _rowwise_correlation(x, boot_means, method)
             low, high, n_valid = _percentile_ci(boot_r[:, None], confidence)
         else:
-            from gbstats.alignment_reliability import bc_interval, weighted_correlation
+            from gbstats.alignment.reliability import bc_interval, weighted_correlation
 
             xs, ys = x, boot_means
             if method == "spearman":
@@ -776,11 +665,11 @@ def compare_group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, 
     """
     if method not in ("pearson", "spearman"):
         raise UnknownNameError("correlation method", str(method), ["pearson", "spearman"])
-    frame, scores = _prepare_rating_frame(item_scores, trials, participant=participant,
+    frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
     x_all = scores["_score"].to_numpy()
-    all_groups = _levels(frame[group])
+    all_groups = ordered_levels(frame[group])
     candidates = tuple(groups) if groups is not None else tuple(all_groups)
     for g in candidates:
         if g not in all_groups:

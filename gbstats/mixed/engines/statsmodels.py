@@ -14,8 +14,8 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.errors import GbstatsError
-from gbstats.formula import ParsedFormula, model_matrix, r_term_names
-from gbstats.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
+from gbstats.mixed.formula import ParsedFormula, model_matrix, r_term_names
+from gbstats.mixed.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
 
 LME4_HINT = "use backend='lme4' (R + lme4 + pymer4; `gbstats check` shows whether they are installed)"
 # lme4's isSingular() default: a relative (to sigma) Cholesky factor entry below 1e-4.
@@ -161,7 +161,7 @@ def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:
 
 def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(conditional modes with conditional SDs, VarCorr-like rows), in the
-    columns `gbstats.engines.lme4.ranef_tables` returns. statsmodels'
+    columns `gbstats.mixed.engines.lme4.ranef_tables` returns. statsmodels'
     random_effects_cov is Var(b | y) at the estimated parameters, which is
     what lme4's condVar reports."""
     result = handle.native

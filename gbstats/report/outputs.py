@@ -457,7 +457,7 @@ def git_state(repo_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     "dirty" means tracked files differ from the commit; untracked files do
     not count (as with `git describe --dirty`).
     """
-    repo_dir = Path(repo_dir) if repo_dir else Path(__file__).resolve().parents[1]
+    repo_dir = Path(repo_dir) if repo_dir else Path(__file__).resolve().parents[2]
     git = shutil.which("git")
     if git is None:
         return {"commit": None, "dirty": None, "note": "git not found"}
@@ -599,8 +599,8 @@ class StudyReport:
 
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
                **savefig_options) -> Path:
-        """Write figures/<name>.png (see gbstats.figures.savefig) and show it in report.md."""
-        from gbstats.figures import figure_style, savefig
+        """Write figures/<name>.png (see gbstats.report.figures.savefig) and show it in report.md."""
+        from gbstats.report.figures import figure_style, savefig
 
         self._check_name(name, "figure", {p.stem for p in self.figure_paths})
         if self.simulated if simulated is None else simulated:

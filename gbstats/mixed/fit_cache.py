@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from gbstats.config import resolve_cache_dir
-from gbstats.results import FitResult
+from gbstats.mixed.results import FitResult
 
 FIT_FOLDER = "fits"
 ENV_OFF = "GBSTATS_NO_FIT_CACHE"
@@ -55,7 +55,7 @@ FORMAT_VERSION = 1
 def environment_fingerprint() -> str:
     """Digest of gbstats' own source and the fitting packages' versions."""
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # all of gbstats, not only gbstats.mixed
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())

@@ -27,12 +27,12 @@ every rating at once:
 Why this does not confound size with alignment: the slopes are estimated
 from the individual ratings; a group with fewer people has a wider interval
 for its slope, not a flatter slope. (A raw correlation of item means is
-flatter for smaller groups: see gbstats.alignment_reliability.)
+flatter for smaller groups: see gbstats.alignment.reliability.)
 
 The slopes are in rating units, not correlations: a group whose ratings vary
 more overall can have a steeper slope at the same correlation. Read them as
 "how strongly does the group's rating follow the model's score", and use
-`gbstats.alignment_reliability.group_reliability` for correlations.
+`gbstats.alignment.reliability.group_reliability` for correlations.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from gbstats.alignment import _prepare_rating_frame
+from gbstats.alignment.ratings import prepare_rating_frame
 from gbstats.errors import DataValidationError
 
 SCORE_Z = "score_z"
@@ -65,9 +65,9 @@ def alignment_lmm_rows(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group
     over the scored items that were rated), group_level (a Categorical in
     `group_order`, else the group column's categorical order, else sorted;
     the first level is the reference), participant_id, item_id and
-    item_group. Validation as in `gbstats.alignment.group_correlations`.
+    item_group. Validation as in `gbstats.alignment.groups.group_correlations`.
     """
-    frame, scores = _prepare_rating_frame(item_scores, trials, participant=participant,
+    frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
     rated = np.zeros(len(scores), dtype=bool)
@@ -131,9 +131,9 @@ def fit_alignment_lmm(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     term of every fit, with terms renamed for readers ("score_z",
     "score_z:group[super-innovator]", ...); fits is {backend label: FitResult}.
     With `use_cache=True` an unchanged fit is reused from the fit cache
-    (`gbstats.fit_cache`, as `gbstats.fitting.fit_with_twin` does).
+    (`gbstats.mixed.fit_cache`, as `gbstats.mixed.fitting.fit_with_twin` does).
     """
-    from gbstats.fitting import fit_with_twin
+    from gbstats.mixed.fitting import fit_with_twin
 
     rows = alignment_lmm_rows(item_scores, trials, group=group, score=score, rating=rating,
                               item_keys=item_keys, participant=participant,

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from gbstats.alignment_reliability import GroupRatings
+from gbstats.alignment.reliability import GroupRatings
 
 
 def simulate_alignment_panel(group_sizes: dict[str, int], rho: dict[str, float] | float, *,

@@ -1,0 +1,4 @@
+"""Classical inference: hypothesis tests (pingouin), resampling, metrics, probabilities.
+
+Imports only gbstats' top-level cross-cutting modules and gbstats.data.
+"""
