@@ -203,6 +203,15 @@ DATASETS: dict[str, DatasetEntry] = {
             ("occupations/wino_male.txt", "abc-adaption/data/wino_male.txt", "daec34e04f0e11f6cfea674fb6dabd24f10e73b6ac239852ebdb8d90d36b6320"),
         ],
     ),
+    # The LICENSE (MIT) sits in the source repository from commit b6896f60e256 on;
+    # the stimuli file is pinned at the commit Watson et al.'s analysis used.
+    "camilliere2021": _entry(
+        "camilliere2021", "jules-watson/language-ideologies-revisions",
+        "4dad0bb2b9bc033d68daecbfd035c9d4d947c33b", "MIT",
+        [
+            ("camilliere_stimuli.csv", "data/camilliere_stimuli.csv", "f7d2e9731de2df2ea92afc4e2c9c79b6765cc39d3a01aacd8be8b9566ccf767b"),
+        ],
+    ),
 }
 
 _DESCRIPTIONS = {
@@ -214,6 +223,8 @@ _DESCRIPTIONS = {
     "winogender2018": "Winogender schemas (Rudinger et al. 2018)",
     "winobias2018": "WinoBias (Zhao et al. 2018)",
     "genda_lens2023": "Danish DaWinoBias and ABC (GenDa Lens 2023)",
+    "camilliere2021": "Singular-they stimuli, 40 items x 8 conditions + 15 inanimate "
+                      "(Camilliere et al. 2021, as published by Watson et al. 2023)",
 }
 DATASETS = {k: DatasetEntry(v.name, v.repo, v.commit, v.license, v.files, v.loader,
                             _DESCRIPTIONS[k]) for k, v in DATASETS.items()}

@@ -19,14 +19,16 @@ from gbstats.mixed.fitting import stack_fits
 from studies.singular_they.stimuli import ANTECEDENT_LABELS, ANTECEDENT_TYPES, BOLD_TYPES
 
 MODEL_FORMULA = "surprisal ~ close + gendered + (1|frame)"
-# The model as Watson et al. (2023) fit it (camilliere/part_5_regression.R in
-# juliawatson/bert-social-attitudes): surprisal in nats (-ln p) and both
-# factors coded +1/-1 (+1 = close, +1 = gendered), no interaction (left out
-# there because it gave a singular fit), a random intercept per frame. Its
-# slopes are half the close-minus-distant (gendered-minus-not) difference in
-# nats; MODEL_FORMULA's are the whole difference in bits, 2/ln 2 = 2.885 times
-# larger. This one is the model to compare with the paper's estimates.
-PAPER_FORMULA = "surprisal_nats ~ close_pm1 + gendered_pm1 + (1|frame)"
+# Watson et al.'s (2023) regression, as their published R analysis fits it
+# (camilliere/part_5_regression.R in juliawatson/bert-social-attitudes):
+# lmerTest::lmer, REML, Satterthwaite df, on the four closeness x gender
+# conditions (160 rows), surprisal in nats (-ln p), `gendered` and `close` coded
+# +1/-1 (+1 = gendered, +1 = close) in the data, no interaction (left out there
+# because it gave a singular fit), a random intercept per item number `itm`
+# (the 4 conditions of one published item). Its slopes are half the
+# gendered-minus-not (close-minus-distant) difference in nats; MODEL_FORMULA's
+# are the whole difference in bits, 2/ln 2 = 2.885 times larger.
+PAPER_FORMULA = "surprisal_they ~ gendered + close + (1|itm)"
 # (units, coding) of each model-side formula, written next to every estimate.
 MODEL_SCALES = {MODEL_FORMULA: ("bits", "0/1 indicators (1 = close, 1 = gendered)"),
                 PAPER_FORMULA: ("nats", "+1/-1 sum coding (+1 = close, +1 = gendered)")}
@@ -54,18 +56,20 @@ def close_gendered_rows(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def paper_scale_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The closeness x gender rows on Watson et al.'s scale, coded in the data itself.
+    """The closeness x gender rows with the columns of Watson et al.'s regression.
 
-    Adds `surprisal_nats` (surprisal in bits x ln 2, i.e. -ln p) and
-    `close_pm1`, `gendered_pm1` (+1 where the 0/1 indicator is 1, -1 where it
-    is 0). The +/-1 codes are explicit columns, so the fit needs no contrast
-    option and anyone reading the data sees the coding.
+    Adds `surprisal_they` (surprisal in bits x ln 2, i.e. -ln p), recodes
+    `gendered` and `close` from 0/1 to +1/-1 (+1 where the indicator is 1), and
+    adds `itm`, the random-effect group: the published item number where the
+    stimuli carry one, else the frame. The +/-1 codes are in the data, so the
+    fit needs no contrast option and anyone reading the rows sees the coding;
+    the caller's frame is left alone.
     """
-    for column in ("surprisal", "close", "gendered"):
+    for column in ("surprisal", "close", "gendered", "frame"):
         if column not in rows.columns:
             raise DataValidationError("a column the paper-scale model needs is missing",
                                       source="scored stimuli", column=column,
-                                      expected="surprisal (bits) and 0/1 close, gendered",
+                                      expected="surprisal (bits), 0/1 close, gendered, frame",
                                       found=f"columns {list(rows.columns)}")
     for column in ("close", "gendered"):
         bad = rows.loc[~rows[column].isin([0, 1])]
@@ -74,9 +78,11 @@ def paper_scale_rows(rows: pd.DataFrame) -> pd.DataFrame:
             raise DataValidationError("an indicator is not 0/1", source="scored stimuli",
                                       column=column, expected="0 or 1",
                                       found=f"{first[column]!r} for item {first.get('item', '?')}")
-    return rows.assign(surprisal_nats=rows["surprisal"] * np.log(2),
-                       close_pm1=2 * rows["close"].astype(int) - 1,
-                       gendered_pm1=2 * rows["gendered"].astype(int) - 1)
+    group = rows["itm"] if "itm" in rows.columns else rows["frame"]
+    return rows.assign(surprisal_they=rows["surprisal"] * np.log(2),
+                       gendered=2 * rows["gendered"].astype(int) - 1,
+                       close=2 * rows["close"].astype(int) - 1,
+                       itm=group.astype(str))
 
 
 def fit_table(fits: dict, *, units: str, coding: str) -> pd.DataFrame:
@@ -321,7 +327,7 @@ def side_by_side(model_fits: dict, human_fits: dict, *, model_formula: str = PAP
 
     Only the effects both models share (intercept, close, gendered) line up;
     the human model's interaction has no model-side counterpart. `effect`
-    names the factor whatever its column is called (close_pm1 -> close), and
+    names the factor whatever its column is called (close1 -> close), and
     `units` and `coding` say what each row's estimate is measured in: read
     across sides only where the codings agree.
     """
@@ -329,8 +335,9 @@ def side_by_side(model_fits: dict, human_fits: dict, *, model_formula: str = PAP
     human = fit_table(human_fits, units="rating points", coding=human_coding) \
         .assign(side="human rating")
     both = pd.concat([t for t in (model, human) if not t.empty], ignore_index=True)
-    # close_pm1 (model) and close1 (the human model's sum-coded term) are one effect
-    both["effect"] = both["term"].str.replace(r"(_pm1|1)(?=$|:)", "", regex=True)
+    # close (model, +/-1 in the data) and close1 (the human model's sum-coded term)
+    # are one effect
+    both["effect"] = both["term"].str.replace(r"1(?=$|:)", "", regex=True)
     return both[["effect", "term", "side", "backend", "estimate", "ci_low", "ci_high", "p_value",
                  "units", "coding"]] \
         .sort_values(["effect", "side", "backend"], kind="stable").reset_index(drop=True)

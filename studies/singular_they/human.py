@@ -13,8 +13,9 @@ Two layouts are accepted, both long (one row per participant x item):
 2. The Camilliere et al. (2021) file as Watson et al. (2023) describe it:
    space-separated `camilliere_data.txt` with columns `ID, exp, cond, itm,
    rating, clust, nBAcc, gId`; practice trials have `exp == "practice"`;
-   `cond` uses the original condition codes and `itm` the frame (or control)
-   number; `clust` 1/2/3 = innovator / non-innovator / super-innovator (the
+   `cond` uses the original condition codes and `itm` the item number, and the
+   pair names one of the published stimuli (`--stimuli camilliere2021`, the
+   default): a pair that names none is an error naming the row; `clust` 1/2/3 = innovator / non-innovator / super-innovator (the
    coding in Watson et al.'s analysis code).
 
 Practice trials and rows with a missing rating are excluded and counted.
@@ -31,7 +32,7 @@ import pandas as pd
 from gbstats.data.validate import read_table, require_columns, sniff_separator, validate_frame
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from studies.singular_they.stimuli import CAMILLIERE_CONDITIONS, stimulus_id
+from studies.singular_they.stimuli import CAMILLIERE_CONDITIONS
 
 STAGES = ["non-innovator", "innovator", "super-innovator"]
 CAMILLIERE_CLUSTERS = {1: "innovator", 2: "non-innovator", 3: "super-innovator"}
@@ -49,8 +50,28 @@ def nb_acceptance_group(score: float) -> str | None:
     raise ValueError(f"nonbinary acceptance score {score} outside 0-5")
 
 
-def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog) -> pd.DataFrame:
+def camilliere_keys(stimuli: pd.DataFrame, source: str) -> dict[tuple[str, int], str]:
+    """(cond, itm) -> stimulus id, from stimuli that carry Camilliere et al.'s keys.
+
+    The rating file's keys name the published sentences; stimuli without them
+    (gbstats' own frames, a user's file) hold other sentences, and mapping the
+    keys onto those would correlate the model with ratings of sentences it
+    never scored.
+    """
+    if not {"cond", "itm"} <= set(stimuli.columns):
+        raise DataValidationError(
+            "the Camilliere et al. rating layout is keyed by (cond, itm) of the published "
+            "stimuli, but the stimuli in use have no such keys", source=source, column="cond",
+            expected="--stimuli camilliere2021 (the default)",
+            found=f"stimuli with columns {', '.join(map(str, stimuli.columns))}")
+    return {(str(c), int(i)): item for c, i, item in
+            zip(stimuli["cond"], stimuli["itm"], stimuli["item"])}
+
+
+def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog,
+                     stimuli: pd.DataFrame) -> pd.DataFrame:
     require_columns(df, ["ID", "exp", "cond", "itm", "rating", "clust", "nBAcc"], source=source)
+    keys = camilliere_keys(stimuli, source)
     df = df.reset_index(drop=True)
     df["_row"] = df.index + 2
     df = log.drop(df, df["exp"].astype(str) == "practice", "practice trials (exp == 'practice')",
@@ -59,9 +80,15 @@ def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog) -> pd.Dat
                         allowed={"cond": list(CAMILLIERE_CONDITIONS),
                                  "clust": list(CAMILLIERE_CLUSTERS)},
                         row_offset=lambda pos: int(df["_row"].iloc[pos]))
-    types = df["cond"].map(CAMILLIERE_CONDITIONS)
-    prefix = types.map(lambda t: "i" if t == "inanimate" else "f")
-    ids = [stimulus_id(f"{p}{int(n):02d}", t) for p, n, t in zip(prefix, df["itm"], types)]
+    ids = []
+    for row, cond, itm in zip(df["_row"], df["cond"].astype(str), df["itm"]):
+        item = keys.get((cond, int(itm))) if float(itm).is_integer() else None
+        if item is None:
+            raise DataValidationError(
+                "a rating of a stimulus that is not in the stimuli", source=source,
+                row=int(row), column="itm", expected="a (cond, itm) of the published stimuli",
+                found=f"cond={cond!r} itm={itm:g}")
+        ids.append(item)
     out = pd.DataFrame({"participant": df["ID"].astype(str), "item": ids,
                         "rating": df["rating"], "stage": df["clust"].astype(int).map(CAMILLIERE_CLUSTERS),
                         "nb_acceptance": df["nBAcc"],
@@ -78,7 +105,7 @@ def load_human(path: str | Path, stimuli: pd.DataFrame) -> tuple[pd.DataFrame, E
     df = read_table(path, sep=r"\s+" if sniff_separator(path) == " " else sniff_separator(path),
                     source=source, dtype={"participant": str, "ID": str})
     if "ID" in df.columns and "cond" in df.columns:
-        df = _from_camilliere(df, source, log)
+        df = _from_camilliere(df, source, log, stimuli)
     else:
         require_columns(df, ["participant", "item", "rating", "stage", "nb_acceptance"],
                         source=source)
@@ -106,6 +133,14 @@ def load_human(path: str | Path, stimuli: pd.DataFrame) -> tuple[pd.DataFrame, E
                                   found=str(sorted(df.loc[df['participant'] == who, 'stage'].unique())))
     df = log.drop(df, df["rating"].isna(), "missing rating", unit="trials", stage=STAGE)
     return add_nb_groups(df.drop(columns="_row").reset_index(drop=True)), log
+
+
+def count_unrated(trials: pd.DataFrame, stimuli: pd.DataFrame, log: ExclusionLog) -> int:
+    """Record how many stimuli nobody rated (they stay in the model-side analyses)."""
+    n = int((~stimuli["item"].isin(set(trials["item"]))).sum())
+    log.record("stimuli with no rating (left out of every human-side analysis)", n,
+               unit="stimuli", stage=STAGE)
+    return n
 
 
 def add_nb_groups(trials: pd.DataFrame) -> pd.DataFrame:

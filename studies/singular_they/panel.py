@@ -21,7 +21,16 @@ frame f in antecedent type (f + p) mod 8, so each participant rates 40 frame
 items (5 of each type) plus all 15 inanimate controls.
 
 Stage sizes are those Watson et al. (2023) report for the Camilliere data:
-43 non-innovators, 89 innovators, 16 super-innovators.
+43 non-innovators, 89 innovators, 16 super-innovators (148 people). The
+nonbinary-acceptance scores are exactly the distribution they report (0: 42,
+1: 37, 2: 43, 3: 20, 4: 3, 5: 1 people; 146 scores, so 2 people have none).
+How the scores go with stage is not published; here they are dealt out by
+rank of an illustrative stage-dependent latent value (NB_LATENT_SHIFT), so that
+super-innovators tend to accept more, as in the paper.
+
+The panel rates the study's stimuli by their ids, so with the published
+stimuli (the default) its keys are those of a real `camilliere_data.txt`:
+stimulus ids built from (`cond`, `itm`).
 """
 from __future__ import annotations
 
@@ -48,39 +57,68 @@ STAGE_MEANS = {
                         "close_gendered": 5.2, "gendered_name": 5.3, "inanimate": 1.8},
 }
 SD_PARTICIPANT, SD_ITEM, SD_RESIDUAL = 0.6, 0.4, 1.0
-# Nonbinary acceptance (0-5) and familiarity (0-3) per stage: category
-# probabilities, illustrative (super-innovators accept more, as in the paper).
-NB_ACCEPTANCE_P = {"non-innovator": [0.30, 0.25, 0.20, 0.15, 0.07, 0.03],
-                   "innovator": [0.28, 0.27, 0.20, 0.15, 0.07, 0.03],
-                   "super-innovator": [0.05, 0.15, 0.25, 0.25, 0.20, 0.10]}
+# Nonbinary acceptance 0-5: number of people per score (Watson et al. 2023); the
+# rest of the 148 have no score. The latent value that orders people before the
+# scores are dealt out: stage shift + N(0, 1), illustrative.
+NB_ACCEPTANCE_COUNTS = {0: 42, 1: 37, 2: 43, 3: 20, 4: 3, 5: 1}
+NB_LATENT_SHIFT = {"non-innovator": 0.0, "innovator": 0.2, "super-innovator": 1.2}
+# Familiarity (0-3) per stage: category probabilities, illustrative.
 FAMILIARITY_P = {"non-innovator": [0.55, 0.30, 0.10, 0.05],
                  "innovator": [0.60, 0.30, 0.07, 0.03],
                  "super-innovator": [0.25, 0.35, 0.25, 0.15]}
 
 
+def deal_nb_acceptance(stages: list[str], rng: np.random.Generator,
+                       counts: dict[int, int] | None = None) -> list[float]:
+    """One score per person (NaN for the unscored), with exactly `counts` of each score.
+
+    The unscored are drawn at random; the scored are ranked by their latent
+    value and take the scores in increasing order, so the marginal counts are
+    the published ones. A panel smaller than the published one (a test's)
+    gets a random sample of the published scores instead, one per person.
+    """
+    counts = counts or NB_ACCEPTANCE_COUNTS
+    scores = [score for score, n in sorted(counts.items()) for _ in range(n)]
+    n = len(stages)
+    if n < len(scores):
+        scores = sorted(rng.choice(scores, size=n, replace=False))
+    latent = np.array([NB_LATENT_SHIFT[s] for s in stages]) + rng.normal(0, 1, n)
+    scored = np.sort(rng.choice(n, size=len(scores), replace=False))
+    out = np.full(n, np.nan)
+    out[scored[np.argsort(latent[scored], kind="stable")]] = scores
+    return list(out)
+
+
 def simulate_panel(stimuli: pd.DataFrame, seed: int = 2023,
-                   stage_sizes: dict[str, int] | None = None) -> pd.DataFrame:
-    """Trial-level SIMULATED ratings, one row per participant x item seen."""
+                   stage_sizes: dict[str, int] | None = None,
+                   nb_counts: dict[int, int] | None = None) -> pd.DataFrame:
+    """Trial-level SIMULATED ratings, one row per participant x item seen.
+
+    `nb_counts` (default NB_ACCEPTANCE_COUNTS) is the acceptance distribution.
+    """
     rng = np.random.default_rng(seed)
     sizes = stage_sizes or STAGE_SIZES
     items = stimuli.set_index("item")
     item_effect = pd.Series(rng.normal(0, SD_ITEM, len(items)), index=items.index)
-    frames = sorted(stimuli.loc[stimuli["antecedent_type"] != "inanimate", "frame"].unique())
+    in_frames = stimuli[stimuli["antecedent_type"] != "inanimate"]
+    item_of = {(f, t): i for f, t, i in zip(in_frames["frame"], in_frames["antecedent_type"],
+                                            in_frames["item"])}
+    frames = sorted(in_frames["frame"].unique())
     controls = list(stimuli.loc[stimuli["antecedent_type"] == "inanimate", "item"])
+    people = [stage for stage in STAGES for _ in range(sizes[stage])]
+    nb_scores = deal_nb_acceptance(people, rng, nb_counts)
     rows = []
-    p_index = 0
-    for stage in STAGES:
-        for _ in range(sizes[stage]):
-            pid = f"sim{p_index + 1:03d}"
-            u = rng.normal(0, SD_PARTICIPANT)
-            nb = int(rng.choice(6, p=NB_ACCEPTANCE_P[stage]))
-            fam = int(rng.choice(4, p=FAMILIARITY_P[stage]))
-            seen = [f"{frame}-{FRAME_TYPES[(f + p_index) % 8]}" for f, frame in enumerate(frames)]
-            for item in seen + controls:
-                t = items.at[item, "antecedent_type"]
-                mean = STAGE_MEANS[stage][t] + u + item_effect[item]
-                rows.append((pid, item, stage, nb, fam, mean + rng.normal(0, SD_RESIDUAL)))
-            p_index += 1
+    for p_index, stage in enumerate(people):
+        pid = f"sim{p_index + 1:03d}"
+        u = rng.normal(0, SD_PARTICIPANT)
+        fam = int(rng.choice(4, p=FAMILIARITY_P[stage]))
+        seen = [item_of[(frame, FRAME_TYPES[(f + p_index) % 8])]
+                for f, frame in enumerate(frames)]
+        for item in seen + controls:
+            t = items.at[item, "antecedent_type"]
+            mean = STAGE_MEANS[stage][t] + u + item_effect[item]
+            rows.append((pid, item, stage, nb_scores[p_index], fam,
+                         mean + rng.normal(0, SD_RESIDUAL)))
     return pd.DataFrame(rows, columns=["participant", "item", "stage", "nb_acceptance",
                                        "familiarity", "rating"])
 

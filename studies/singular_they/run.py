@@ -17,9 +17,14 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                    help="trial-level human judgements (see README for the columns; the "
                         "Camilliere et al. camilliere_data.txt layout is accepted). "
                         "Without it the study runs on a SIMULATED panel")
-    p.add_argument("--stimuli", default=None, metavar="FILE",
-                   help="your own stimuli (same columns as data/singular_they/stimuli.tsv); "
-                        "default: the shipped 335 stimuli")
+    p.add_argument("--stimuli", default="camilliere2021", metavar="NAME|FILE",
+                   help="the sentences to score: camilliere2021 (default; the 335 published "
+                        "stimuli of Camilliere et al. 2021, typos corrected), gbstats (the "
+                        "335 sentences gbstats wrote, data/singular_they/stimuli.tsv), or "
+                        "your own file with the columns of data/singular_they/stimuli.tsv")
+    p.add_argument("--as-published", action="store_true",
+                   help="score the published stimuli exactly as published, without the "
+                        "corrections in data/singular_they/camilliere_corrections.csv")
     p.add_argument("--backend", default="both", choices=["both", "lme4", "statsmodels"],
                    help="mixed-model backend(s) for the model-side LMM: both (default; lme4 "
                         "and statsmodels, which must agree), or one of them")
@@ -30,7 +35,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                         "rating, crossed random effects: about a minute on 2 cores, so off by "
                         "default; the lme4 fit is always made)")
     p.add_argument("--write-stimuli", action="store_true",
-                   help="regenerate data/singular_they/stimuli.tsv from the frames and exit")
+                   help="regenerate data/singular_they/stimuli.tsv (gbstats' own frames) "
+                        "from the frames and exit")
 
 
 STUDY = Study(

@@ -16,7 +16,8 @@ from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
-from studies.singular_they.stimuli import STIMULI_DIR, STIMULI_VERSION, load_stimuli
+from studies.singular_they.stimuli import (CAMILLIERE, CORRECTIONS_FILE, STIMULI_DIR,
+                                           load_stimuli, select_stimuli)
 
 
 def write_stimuli(run) -> bool:
@@ -41,6 +42,8 @@ def lmm_backends(run) -> list[str]:
 
 def human_side(run, stimuli: pd.DataFrame):
     """(human trials, simulated?): the --human file, or the SIMULATED panel."""
+    from studies.singular_they.human import count_unrated
+
     if run.args.human is None:
         from studies.singular_they.human import add_nb_groups
         from studies.singular_they.panel import simulate_panel
@@ -48,21 +51,52 @@ def human_side(run, stimuli: pd.DataFrame):
         say("NOTE: no --human file given: the human side uses a SIMULATED panel of participants "
             "(illustrative parameters; see studies/singular_they/panel.py). Every table and "
             "figure built from it is labelled SIMULATED.")
-        return add_nb_groups(simulate_panel(stimuli, seed=run.seed)), True
+        human = add_nb_groups(simulate_panel(stimuli, seed=run.seed))
+        count_unrated(human, stimuli, run.log)
+        return human, True
     from studies.singular_they.human import load_human
 
     human, human_log = load_human(run.args.human, stimuli)
     run.log.extend(human_log)
+    count_unrated(human, stimuli, run.log)
     return human, False
+
+
+def stimuli_description(stimuli: pd.DataFrame, corrections) -> str:
+    """One sentence for the report's Design section: which sentences were scored."""
+    version = str(stimuli["stimuli_version"].iloc[0]) if "stimuli_version" in stimuli else "?"
+    if corrections is None:
+        return (f"Stimuli: {len(stimuli)} (version {version}; gbstats' own frames or the "
+                "user's --stimuli file, not the published sentences).")
+    fixed = (f"with the {len(corrections)} typo corrections listed below "
+             f"(`{CORRECTIONS_FILE.relative_to(STIMULI_DIR.parents[1])}`; `--as-published` "
+             "scores the text exactly as published)" if len(corrections)
+             else "scored exactly as published (`--as-published`; no typo corrected)")
+    return (f"Stimuli: the {len(stimuli)} published sentences of Camilliere et al. (2021) as "
+            f"Watson et al. (2023) used them (40 items x 8 antecedent conditions + 15 "
+            f"inanimate controls; dataset `{CAMILLIERE}`, version {version}), {fixed}. "
+            "Stimulus ids are `<cond>-<itm>`, the keys of the authors' rating file.")
 
 
 def load(run, _):
     args = run.args
-    stimuli = load_stimuli(Path(args.stimuli) if args.stimuli else None)
+    stimuli, corrections = select_stimuli(args.stimuli, args.data_dir,
+                                          as_published=args.as_published)
     human, simulated = human_side(run, stimuli)
-    run.add_data_files([STIMULI_DIR / "frames.tsv", STIMULI_DIR / "inanimate_controls.tsv",
-                        args.human, args.stimuli])
-    return SimpleNamespace(stimuli=stimuli, human=human, simulated=simulated)
+    files = [args.human]
+    if corrections is None:
+        files += ([STIMULI_DIR / "frames.tsv", STIMULI_DIR / "inanimate_controls.tsv"]
+                  if args.stimuli in (None, "gbstats") else [args.stimuli])
+    else:
+        from gbstats.data.registry import get_dataset
+
+        entry = get_dataset(CAMILLIERE)
+        files += [entry.folder(args.data_dir) / f.local for f in entry.files]
+        if not args.as_published:
+            files.append(CORRECTIONS_FILE)
+    run.add_data_files(files)
+    return SimpleNamespace(stimuli=stimuli, corrections=corrections, human=human,
+                           simulated=simulated)
 
 
 def score(run, s):
@@ -77,7 +111,7 @@ def fit(run, s):
     args = run.args
     # unchanged fits are reused from the fit cache, next to the score cache
     twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False, **run.cache}
-    say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
+    say(f"[2/5] fitting {A.MODEL_FORMULA} and Watson et al.'s {A.PAPER_FORMULA}")
     s.backends = lmm_backends(run)
     s.model_fits = fit_with_twin(A.MODEL_FORMULA, A.close_gendered_rows(s.scored),
                                  backends=s.backends, **twin)
@@ -112,7 +146,10 @@ def fit(run, s):
     for note in reused_fits_note({"model LMM, paper scale": s.paper_fits,
                                   "model LMM": s.model_fits, "human model": s.human_fits}):
         run.note(note)
-    run.add_provenance(stimuli_version=STIMULI_VERSION, simulated_human_data=s.simulated,
+    run.add_provenance(stimuli_version=str(s.stimuli["stimuli_version"].iloc[0]),
+                       stimuli_corrections=(None if s.corrections is None
+                                            else len(s.corrections)),
+                       simulated_human_data=s.simulated,
                        backends=s.backends, bayes=run.bayes, draws=args.draws,
                        n_boot=args.n_boot)
     return s
@@ -126,15 +163,17 @@ def report(run, report, s) -> None:
            f"the target form in a masked slot (masked LM, `{scoring}`)")
     report.section("Design", (
         f"Model: `{lm.name}` ({lm.model_id}, revision {lm.revision}); scored as {how}. "
-        f"Stimuli: {len(s.stimuli)} (version {STIMULI_VERSION}: 40 frames x 8 antecedent types "
-        f"+ 15 inanimate controls, written for gbstats because the original frames are "
-        f"unpublished). Human data: "
+        + stimuli_description(s.stimuli, s.corrections) + " Human data: "
         + ("a SIMULATED panel (no real judgements are public)." if simulated
            else f"`{run.args.human}`.")
         + run.notes_markdown()))
     report.table("stimuli_summary",
                  A.stimuli_summary(s.stimuli)[["antecedent_type", "label", "n"]],
                  "Stimuli per antecedent type")
+    if s.corrections is not None and len(s.corrections):
+        report.table("stimulus_corrections", s.corrections,
+                     "Typos in the published stimuli, corrected before scoring (original and "
+                     "corrected text; --as-published scores the original)")
 
     report.section("RQ1: surprisal of the target form by antecedent type")
     by_type = A.surprisal_by_type(scored, units="surprisal in bits")
@@ -153,10 +192,11 @@ def report(run, report, s) -> None:
     n_bold = int(A.close_gendered_rows(scored).shape[0])
     report.table("lmm_close_gendered_paper_scale",
                  A.model_fit_table(s.paper_fits, A.PAPER_FORMULA),
-                 f"The model comparable with Watson et al. (2023): `{A.PAPER_FORMULA}` on the "
-                 f"four closeness x gender conditions ({n_bold} items): surprisal in nats, "
-                 "close and gendered coded +1/-1 (columns close_pm1, gendered_pm1), so a slope "
-                 "is half the difference between its two levels. lme4: REML, Satterthwaite t "
+                 f"Watson et al.'s (2023) regression, as their R analysis fits it: "
+                 f"`{A.PAPER_FORMULA}` on the four closeness x gender conditions ({n_bold} "
+                 "items): surprisal in nats, gendered and close coded +1/-1 in the data, a "
+                 "random intercept per item number, so a slope is half the difference "
+                 "between its two levels. lme4: lmerTest, REML, Satterthwaite t "
                  "tests and 95% t intervals with the same df; statsmodels: REML, Wald z tests "
                  "and intervals")
     report.table("lmm_close_gendered", A.model_fit_table(s.model_fits, A.MODEL_FORMULA),

@@ -14,6 +14,14 @@ its own, reviewed and versioned, in `data/singular_they/`:
 `expand_stimuli` turns them into the 335 stimuli; `data/singular_they/stimuli.tsv`
 is that expansion, committed so reviewers can read every sentence, and a test
 checks that the two never drift apart.
+
+Since issue 23 the study's default is the published set instead
+(`camilliere_stimuli`): Camilliere et al.'s own 335 sentences, registered as the
+dataset `camilliere2021`, with the typos listed in
+`data/singular_they/camilliere_corrections.csv` corrected (or scored as
+published with `--as-published`). Their stimulus ids are built from the file's
+(`cond`, `itm`) keys, the keys of the authors' rating file, so ratings join
+exactly. The gbstats frames stay available as `--stimuli gbstats`.
 """
 from __future__ import annotations
 
@@ -27,6 +35,10 @@ from gbstats.errors import DataValidationError
 
 STIMULI_VERSION = "1.0"
 STIMULI_DIR = Path(__file__).resolve().parents[2] / "data" / "singular_they"
+CORRECTIONS_FILE = STIMULI_DIR / "camilliere_corrections.csv"
+# --stimuli names: the published set (default) and gbstats' own frames
+CAMILLIERE = "camilliere2021"
+GBSTATS_FRAMES = "gbstats"
 TARGET_FORMS = ["they", "them", "their", "themselves"]
 
 # antecedent type -> (close, gendered) as 0/1 indicators, as in the paper's
@@ -160,3 +172,85 @@ def load_stimuli(path: Path | None = None) -> pd.DataFrame:
                                       row=pos + 2, column="prefix",
                                       expected=f"a prefix of {row.sentence!r}", found=repr(row.prefix))
     return df
+
+
+def camilliere_item_id(cond: str, itm: int) -> str:
+    """The stimulus id of a (cond, itm) key of Camilliere et al.'s files, e.g. gfamily-01."""
+    return f"{cond}-{int(itm):02d}"
+
+
+def camilliere_version(*, corrected: bool) -> str:
+    from gbstats.data.registry import get_dataset
+
+    commit = get_dataset(CAMILLIERE).commit[:7]
+    return f"{CAMILLIERE}@{commit}" + ("+corrections" if corrected else " as published")
+
+
+def camilliere_stimuli(published: pd.DataFrame, corrections: pd.DataFrame | None, *,
+                       source: str = CAMILLIERE,
+                       corrections_source: str = str(CORRECTIONS_FILE)) -> pd.DataFrame:
+    """The study's stimulus table from the published file (gbstats.data.camilliere2021).
+
+    `corrections` (None: score the text as published) replaces the typos first.
+    Conditions map to the study's antecedent types (CAMILLIERE_CONDITIONS:
+    gfamily = close gendered, gnoun = distant gendered, spkknows = close
+    non-gendered, ngnoun = distant non-gendered); `frame` is the item number,
+    shared by the 8 conditions of an item. The scored position is the one
+    whole-word occurrence of `form`, never found through the `antecedent`
+    column, which paraphrases some sentences.
+    """
+    from gbstats.data.camilliere2021 import apply_corrections, locate_form
+
+    table = published if corrections is None else apply_corrections(
+        published, corrections, source=corrections_source)
+    rows = []
+    for pos, row in enumerate(table.itertuples(index=False)):
+        start = locate_form(row.sentence, row.form, source=source, row=pos + 2)
+        if start == 0 or row.sentence[start - 1] != " ":
+            # scoring appends " " + form to the prefix, as a tokenizer sees a word
+            # inside a sentence; anything else before the form would change the text
+            raise DataValidationError(
+                "the they-form must follow a space", source=source, row=pos + 2,
+                column="sentence", expected=f"' {row.form}' inside the sentence",
+                found=repr(row.sentence))
+        rows.append((camilliere_item_id(row.cond, row.itm), f"{int(row.itm):02d}",
+                     CAMILLIERE_CONDITIONS[row.cond], row.antecedent, row.form, row.sentence,
+                     row.sentence[:start].rstrip(), row.cond, int(row.itm)))
+    out = pd.DataFrame(rows, columns=["item", "frame", "antecedent_type", "antecedent",
+                                      "target_form", "sentence", "prefix", "cond", "itm"])
+    return add_design_columns(out).assign(
+        stimuli_version=camilliere_version(corrected=corrections is not None))
+
+
+def load_camilliere(data_dir=None, *, as_published: bool = False
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(stimuli, corrections applied) from the registered dataset and the project's table."""
+    from gbstats.data.camilliere2021 import read_corrections
+    from gbstats.data.registry import load_dataset
+
+    published = load_dataset(CAMILLIERE, data_dir).table
+    corrections = None if as_published else read_corrections(CORRECTIONS_FILE)
+    stimuli = camilliere_stimuli(published, corrections)
+    applied = (corrections if corrections is not None
+               else pd.DataFrame(columns=["cond", "itm", "original", "corrected", "reason"]))
+    return stimuli, applied.reset_index(drop=True)
+
+
+def select_stimuli(choice: str | None, data_dir=None, *, as_published: bool = False
+                   ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """--stimuli: `camilliere2021` (default), `gbstats` (the frames), or a file.
+
+    Returns (stimuli, corrections applied); corrections are None where the
+    published set is not used.
+    """
+    choice = choice or CAMILLIERE
+    if choice == CAMILLIERE:
+        return load_camilliere(data_dir, as_published=as_published)
+    if as_published:
+        from gbstats.errors import GbstatsError
+
+        raise GbstatsError(f"--as-published applies to the published stimuli "
+                           f"(--stimuli {CAMILLIERE}), not to --stimuli {choice}")
+    if choice == GBSTATS_FRAMES:
+        return load_stimuli(), None
+    return load_stimuli(Path(choice)), None
