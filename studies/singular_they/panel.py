@@ -145,3 +145,29 @@ def expected_close_gendered_effects(stage_sizes: dict[str, int] | None = None) -
         "close:gendered": (m["close_gendered"] - m["close_nongendered"]
                            - m["distant_gendered"] + m["distant_nongendered"]),
     }
+
+
+def as_camilliere_data(panel: pd.DataFrame, stimuli: pd.DataFrame) -> pd.DataFrame:
+    """The panel in the layout of Camilliere et al.'s `camilliere_data.txt`.
+
+    Columns `ID exp cond itm rating clust nBAcc gId`, keyed by the published
+    stimuli's (`cond`, `itm`) and the clusters coded as in Watson et al.'s
+    analysis code (1 innovator, 2 non-innovator, 3 super-innovator); a missing
+    acceptance score is `NA`. Still SIMULATED: this only changes the layout, so
+    the real file's path through `--human` can be run and tested end to end.
+    """
+    from studies.singular_they.human import CAMILLIERE_CLUSTERS
+
+    if not {"cond", "itm"} <= set(stimuli.columns):
+        raise ValueError("the Camilliere layout needs stimuli with (cond, itm) keys "
+                         "(the published stimuli)")
+    keys = stimuli.set_index("item")[["cond", "itm"]]
+    cluster_of = {stage: code for code, stage in CAMILLIERE_CLUSTERS.items()}
+    return pd.DataFrame({
+        "ID": panel["participant"].to_numpy(), "exp": "exp",
+        "cond": keys.loc[panel["item"], "cond"].to_numpy(),
+        "itm": keys.loc[panel["item"], "itm"].astype(int).to_numpy(),
+        "rating": panel["rating"].to_numpy(),
+        "clust": panel["stage"].map(cluster_of).to_numpy(),
+        "nBAcc": panel["nb_acceptance"].astype("Int64").to_numpy(),
+        "gId": panel["familiarity"].to_numpy()})

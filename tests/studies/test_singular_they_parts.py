@@ -1,8 +1,11 @@
-"""studies.singular_they: stimuli, the simulated panel, the human-data loader, analyses.
+"""studies.singular_they: gbstats' own frames (--stimuli gbstats), the simulated panel,
+the human-data loader, analyses.
 
 Expected counts come from the design as published (Watson et al. 2023,
 Camilliere et al. 2021): 40 frames x 8 antecedent types + 15 inanimate
 controls = 335 stimuli; target forms split 10/10/10/10 over the 40 frames.
+The published stimuli themselves (the default) are tested in
+test_singular_they_camilliere.py.
 """
 from __future__ import annotations
 
@@ -161,7 +164,7 @@ CAMILLIERE = """ID exp cond itm rating clust nBAcc gId
 p1 practice gname 1 4 1 2 1
 p1 exp gname 1 3 1 2 1
 p1 exp gfamily 2 2 1 2 1
-p1 exp inanimate 3 1 1 2 1
+p1 exp inanimate 43 1 1 2 1
 p2 exp ngnoun 1 6 2 NA NA
 p2 exp plural 2 7 2 NA NA
 """
@@ -173,11 +176,18 @@ def write(tmp_path, text, name):
     return path
 
 
-def test_camilliere_layout_is_read_and_practice_counted(tmp_path, stimuli):
-    trials, log = load_human(write(tmp_path, CAMILLIERE, "camilliere_data.txt"), stimuli)
+@pytest.fixture(scope="module")
+def published(data_dir):
+    from studies.singular_they.stimuli import select_stimuli
+
+    return select_stimuli(None, data_dir)[0]
+
+
+def test_camilliere_layout_is_read_and_practice_counted(tmp_path, published):
+    trials, log = load_human(write(tmp_path, CAMILLIERE, "camilliere_data.txt"), published)
     assert len(trials) == 5
-    assert set(trials["item"]) == {"f01-gendered_name", "f02-close_gendered", "i03",
-                                   "f01-distant_nongendered", "f02-plural"}
+    assert set(trials["item"]) == {"gname-01", "gfamily-02", "inanimate-43", "ngnoun-01",
+                                   "plural-02"}
     assert trials.set_index("participant")["stage"].to_dict() == {"p1": "innovator",
                                                                   "p2": "non-innovator"}
     records = {r["reason"]: r["n"] for r in log.to_records()}
@@ -185,10 +195,10 @@ def test_camilliere_layout_is_read_and_practice_counted(tmp_path, stimuli):
     assert trials.loc[trials["participant"] == "p2", "nb_group"].isna().all()
 
 
-def test_camilliere_unknown_condition_names_row_and_column(tmp_path, stimuli):
+def test_camilliere_unknown_condition_names_row_and_column(tmp_path, published):
     bad = CAMILLIERE.replace("p2 exp plural", "p2 exp plurall")
     with pytest.raises(DataValidationError) as exc:
-        load_human(write(tmp_path, bad, "c.txt"), stimuli)
+        load_human(write(tmp_path, bad, "c.txt"), published)
     assert exc.value.row == 7 and exc.value.column == "cond"
 
 

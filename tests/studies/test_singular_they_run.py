@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from studies.singular_they.panel import simulate_panel
+from studies.singular_they.panel import as_camilliere_data, simulate_panel
 from studies.singular_they.run import main
-from studies.singular_they.stimuli import load_stimuli
+from studies.singular_they.stimuli import select_stimuli
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_model, pytest.mark.needs_r]
 
@@ -48,6 +48,22 @@ def test_stimuli_summary_records(default_run):
     assert len(counts) == 9
 
 
+def test_published_stimuli_and_their_corrections_are_reported(default_run):
+    out, results, _ = default_run
+    fixes = results["tables"]["stimulus_corrections"]
+    assert {(r["cond"], r["itm"]) for r in fixes} == {
+        ("ngnoun", 7), ("gfamily", 14), ("plural", 26), ("gfamily", 37)}
+    assert all(r["original"] != r["corrected"] and r["reason"] for r in fixes)
+    assert (out / "tables" / "stimulus_corrections.tex").exists()
+    report = (out / "report.md").read_text()
+    assert "published sentences of Camilliere et al. (2021)" in report
+    assert "stimuli with no rating" in report
+    prov = results["provenance"]["extra"]
+    assert prov["stimuli_version"].startswith("camilliere2021@") and prov["stimuli_corrections"] == 4
+    scores = __import__("pandas").read_csv(out / "item_scores.csv")
+    assert len(scores) == 335 and scores["item"].str.match(r"^[a-z]+-\d\d$").all()
+
+
 def test_lmm_table_has_three_backends_that_agree(default_run):
     records = default_run[1]["tables"]["lmm_close_gendered"]
     assert all(FIT_FIELDS <= set(r) for r in records)
@@ -76,9 +92,9 @@ def test_paper_scale_table_is_labelled_and_is_the_bits_table_rescaled(default_ru
     assert all("+1/-1" in r["coding"] for r in paper.values())
     assert all("0/1" in r["coding"] for r in bits.values())
     for backend in ("lme4", "statsmodels"):
-        for pm1, indicator in (("close_pm1", "close"), ("gendered_pm1", "gendered")):
-            assert paper[(backend, pm1)]["estimate"] == pytest.approx(
-                math.log(2) / 2 * bits[(backend, indicator)]["estimate"], rel=1e-4)
+        for term in ("close", "gendered"):
+            assert paper[(backend, term)]["estimate"] == pytest.approx(
+                math.log(2) / 2 * bits[(backend, term)]["estimate"], rel=1e-4)
     side = tables["model_vs_human_effects"]
     assert all(r["units"] and r["coding"] for r in side)
     assert {r["units"] for r in side if r["side"] == "model surprisal"} == {"surprisal in nats"}
@@ -207,14 +223,15 @@ def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
     assert "add --alignment-twin to fit it" in (out / "report.md").read_text()
 
 
-def test_own_human_file_is_not_labelled_simulated(tmp_path):
-    stimuli = load_stimuli()
-    human = simulate_panel(stimuli, seed=5).rename(columns={})
-    path = tmp_path / "ratings.csv"
-    human.to_csv(path, index=False)
+def test_own_human_file_is_not_labelled_simulated(default_run, tmp_path):
+    """A file in the layout of Camilliere et al.'s camilliere_data.txt, run end to end."""
+    stimuli, _ = select_stimuli(None)
+    human = simulate_panel(stimuli, seed=5)
+    path = tmp_path / "camilliere_data.txt"
+    as_camilliere_data(human, stimuli).to_csv(path, sep=" ", index=False, na_rep="NA")
     out = tmp_path / "real"
     assert main(["--out", str(out), "--human", str(path), "--no-bayes", "--n-boot", "20",
-                 "--cache-dir", str(tmp_path / "cache")]) == 0
+                 "--cache-dir", str(default_run[2])]) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["provenance"]["extra"]["simulated_human_data"] is False
     assert "SIMULATED" not in (out / "report.md").read_text()

@@ -1,6 +1,7 @@
-"""The model-side LMM on Watson et al.'s scale (issue 19, item 2).
+"""The model-side LMM on Watson et al.'s scale (issue 19, item 2; issue 23, A6).
 
-Watson et al. (2023) fit surprisal in nats with the two factors coded +1/-1
+Watson et al. (2023) fit `surprisal_they ~ gendered + close + (1|itm)`,
+surprisal in nats with the two factors coded +1/-1 in the data
 (camilliere/part_5_regression.R in juliawatson/bert-social-attitudes). The
 paper-scale fit must equal gbstats' bits / 0-1 fit transformed by hand; the
 derivation is written next to each check.
@@ -48,21 +49,22 @@ def test_paper_scale_is_the_bits_indicator_fit_transformed_by_hand(backend):
     #   y_bits = a + b c + g d + u_frame + e,   c, d in {0, 1}.
     # Nats are bits times ln 2, and the +/-1 codes are x = 2c - 1, z = 2d - 1,
     # i.e. c = (x + 1)/2, d = (z + 1)/2. Substituting:
-    #   y_nats = ln2 (a + b/2 + g/2) + (ln2 b/2) x + (ln2 g/2) z + ln2 u_frame + ln2 e.
+    #   y_nats = ln2 (a + b/2 + g/2) + (ln2 b/2) x + (ln2 g/2) z + ln2 u_frame + ln2 e,
+    # with itm = frame (the rows carry no published item number).
     # Scaling y by ln 2 and reparameterising the fixed effects by an invertible
     # linear map change the REML criterion by a constant only, so the REML
     # estimates map exactly: slopes and their SEs times ln2/2, intercept
     # ln2 (a + b/2 + g/2); the Satterthwaite df do not change.
     a, b, g = (bits01[t]["estimate"] for t in ("(Intercept)", "close", "gendered"))
-    assert paper["close_pm1"]["estimate"] == pytest.approx(LN2 * b / 2, rel=1e-4)
-    assert paper["gendered_pm1"]["estimate"] == pytest.approx(LN2 * g / 2, rel=1e-4)
+    assert paper["close"]["estimate"] == pytest.approx(LN2 * b / 2, rel=1e-4)
+    assert paper["gendered"]["estimate"] == pytest.approx(LN2 * g / 2, rel=1e-4)
     assert paper["(Intercept)"]["estimate"] == pytest.approx(LN2 * (a + b / 2 + g / 2), rel=1e-4)
-    for pm1, indicator in (("close_pm1", "close"), ("gendered_pm1", "gendered")):
-        assert paper[pm1]["se"] == pytest.approx(LN2 / 2 * bits01[indicator]["se"], rel=1e-3)
+    for term in ("close", "gendered"):
+        assert paper[term]["se"] == pytest.approx(LN2 / 2 * bits01[term]["se"], rel=1e-3)
         if backend == "lme4":
-            assert paper[pm1]["df"] == pytest.approx(bits01[indicator]["df"], rel=1e-3)
+            assert paper[term]["df"] == pytest.approx(bits01[term]["df"], rel=1e-3)
     # The issue's "2.9x": the bits / 0-1 slope is 2/ln2 = 2.885 times the paper's.
-    assert b / paper["close_pm1"]["estimate"] == pytest.approx(2 / LN2, rel=1e-4)
+    assert b / paper["close"]["estimate"] == pytest.approx(2 / LN2, rel=1e-4)
 
 
 @pytest.mark.needs_r
@@ -78,26 +80,29 @@ def test_with_the_interaction_the_main_effects_absorb_a_quarter_of_it():
 
     rows = close_gendered_design(seed=11, interaction=0.9)
     bits01 = by_term(fit_lmm("surprisal ~ close * gendered + (1|frame)", rows, backend="lme4"))
-    paper = by_term(fit_lmm("surprisal_nats ~ close_pm1 * gendered_pm1 + (1|frame)",
+    paper = by_term(fit_lmm("surprisal_they ~ close * gendered + (1|itm)",
                             A.paper_scale_rows(rows), backend="lme4"))
     a, b, g, i = (bits01[t]["estimate"]
                   for t in ("(Intercept)", "close", "gendered", "close:gendered"))
-    assert paper["close_pm1"]["estimate"] == pytest.approx(LN2 * (b / 2 + i / 4), rel=1e-4)
-    assert paper["gendered_pm1"]["estimate"] == pytest.approx(LN2 * (g / 2 + i / 4), rel=1e-4)
-    assert paper["close_pm1:gendered_pm1"]["estimate"] == pytest.approx(LN2 * i / 4, rel=1e-4)
+    assert paper["close"]["estimate"] == pytest.approx(LN2 * (b / 2 + i / 4), rel=1e-4)
+    assert paper["gendered"]["estimate"] == pytest.approx(LN2 * (g / 2 + i / 4), rel=1e-4)
+    assert paper["close:gendered"]["estimate"] == pytest.approx(LN2 * i / 4, rel=1e-4)
     assert paper["(Intercept)"]["estimate"] == pytest.approx(
         LN2 * (a + b / 2 + g / 2 + i / 4), rel=1e-4)
     # the old reading (b/2 alone) is off by ln2 i/4 here, which this design makes visible
-    assert abs(paper["close_pm1"]["estimate"] - LN2 * b / 2) > 0.1
+    assert abs(paper["close"]["estimate"] - LN2 * b / 2) > 0.1
 
 
 def test_paper_scale_rows_code_plus_minus_one_in_the_data():
     rows = close_gendered_design(seed=1, n_frames=2)
     paper = A.paper_scale_rows(rows)
-    assert set(paper["close_pm1"]) == {-1, 1} and set(paper["gendered_pm1"]) == {-1, 1}
-    assert (paper["close_pm1"] == np.where(rows["close"] == 1, 1, -1)).all()
-    assert paper["surprisal_nats"].to_numpy() == pytest.approx(rows["surprisal"] * LN2)
-    assert "surprisal_nats" not in rows  # the caller's frame is left alone
+    assert set(paper["close"]) == {-1, 1} and set(paper["gendered"]) == {-1, 1}
+    assert (paper["close"] == np.where(rows["close"] == 1, 1, -1)).all()
+    assert (paper["gendered"] == np.where(rows["gendered"] == 1, 1, -1)).all()
+    assert paper["surprisal_they"].to_numpy() == pytest.approx(rows["surprisal"] * LN2)
+    assert (paper["itm"] == rows["frame"]).all()  # no published item number: the frame
+    # the caller's frame is left alone
+    assert "surprisal_they" not in rows and set(rows["close"]) == {0, 1}
 
 
 def test_paper_scale_rows_refuse_a_non_indicator():
