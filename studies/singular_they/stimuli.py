@@ -1,8 +1,8 @@
 """The singular-*they* stimuli: 40 frames x 8 antecedent types + 15 inanimate controls.
 
 The design follows Camilliere et al. (2021) as described by Watson, Beekhuizen &
-Stevenson (2023). Their sentence frames were never published, so gbstats ships
-its own, reviewed and versioned, in `data/singular_they/`:
+Stevenson (2023). Before their sentences were found to be public, gbstats wrote
+its own, reviewed and versioned, in `data/singular_they/` (`--stimuli gbstats`):
 
 - `frames.tsv`: one row per frame (f01..f40): the target form (they / them /
   their / themselves, 10 frames each), a template with `{NP}` where the
