@@ -4,7 +4,9 @@ Two layouts are accepted, both long (one row per participant x item):
 
 1. gbstats' own (CSV or TSV), columns
    - `participant`: participant id;
-   - `item`: stimulus id, as in `data/singular_they/stimuli.tsv` (or your `--stimuli`);
+   - `item`: stimulus id of the stimuli in use: `<cond>-<itm>` (e.g. `gfamily-01`)
+     for the published stimuli (the default), as in `data/singular_they/stimuli.tsv`
+     for `--stimuli gbstats`, or your `--stimuli` file's;
    - `rating`: the naturalness rating (any numeric scale; higher = more natural);
    - `stage`: linguistic-stage cluster, one of non-innovator, innovator, super-innovator;
    - `nb_acceptance`: nonbinary acceptance score, 0-5 (may be empty for

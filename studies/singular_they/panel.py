@@ -159,8 +159,12 @@ def as_camilliere_data(panel: pd.DataFrame, stimuli: pd.DataFrame) -> pd.DataFra
     from studies.singular_they.human import CAMILLIERE_CLUSTERS
 
     if not {"cond", "itm"} <= set(stimuli.columns):
-        raise ValueError("the Camilliere layout needs stimuli with (cond, itm) keys "
-                         "(the published stimuli)")
+        from gbstats.errors import DataValidationError
+
+        raise DataValidationError(
+            "the Camilliere layout needs stimuli with (cond, itm) keys", source="stimuli",
+            column="cond", expected="the published stimuli (select_stimuli('camilliere2021'))",
+            found=f"columns {', '.join(map(str, stimuli.columns))}")
     keys = stimuli.set_index("item")[["cond", "itm"]]
     cluster_of = {stage: code for code, stage in CAMILLIERE_CLUSTERS.items()}
     return pd.DataFrame({

@@ -6,7 +6,6 @@ model -> report.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -16,8 +15,9 @@ from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
-from studies.singular_they.stimuli import (CAMILLIERE, CORRECTIONS_FILE, STIMULI_DIR,
-                                           load_stimuli, select_stimuli)
+from studies.singular_they.stimuli import (CAMILLIERE, CORRECTIONS_FILE, GBSTATS_FRAMES,
+                                           STIMULI_DIR, STIMULI_VERSION, load_stimuli,
+                                           select_stimuli)
 
 
 def write_stimuli(run) -> bool:
@@ -64,10 +64,13 @@ def human_side(run, stimuli: pd.DataFrame):
 
 def stimuli_description(stimuli: pd.DataFrame, corrections) -> str:
     """One sentence for the report's Design section: which sentences were scored."""
-    version = str(stimuli["stimuli_version"].iloc[0]) if "stimuli_version" in stimuli else "?"
+    version = str(stimuli["stimuli_version"].iloc[0]) if "stimuli_version" in stimuli else None
+    if corrections is None and version == STIMULI_VERSION:
+        return (f"Stimuli: {len(stimuli)} written for gbstats (`--stimuli {GBSTATS_FRAMES}`, "
+                f"version {version}: 40 frames x 8 antecedent types + 15 inanimate controls), "
+                "not the published sentences.")
     if corrections is None:
-        return (f"Stimuli: {len(stimuli)} (version {version}; gbstats' own frames or the "
-                "user's --stimuli file, not the published sentences).")
+        return f"Stimuli: {len(stimuli)} from the user's --stimuli file."
     fixed = (f"with the {len(corrections)} typo corrections listed below "
              f"(`{CORRECTIONS_FILE.relative_to(STIMULI_DIR.parents[1])}`; `--as-published` "
              "scores the text exactly as published)" if len(corrections)
@@ -86,7 +89,7 @@ def load(run, _):
     files = [args.human]
     if corrections is None:
         files += ([STIMULI_DIR / "frames.tsv", STIMULI_DIR / "inanimate_controls.tsv"]
-                  if args.stimuli in (None, "gbstats") else [args.stimuli])
+                  if args.stimuli == GBSTATS_FRAMES else [args.stimuli])
     else:
         from gbstats.data.registry import get_dataset
 

@@ -253,4 +253,10 @@ def select_stimuli(choice: str | None, data_dir=None, *, as_published: bool = Fa
                            f"(--stimuli {CAMILLIERE}), not to --stimuli {choice}")
     if choice == GBSTATS_FRAMES:
         return load_stimuli(), None
+    if not Path(choice).exists():
+        raise DataValidationError(
+            "no such stimuli", source=choice, column="--stimuli",
+            expected=f"{CAMILLIERE} (the published stimuli), {GBSTATS_FRAMES} (gbstats' "
+                     "own frames) or an existing stimulus file",
+            found="neither a name nor a file")
     return load_stimuli(Path(choice)), None

@@ -129,6 +129,8 @@ def test_study_load_step_lists_corrections_and_records_files(data_dir, tmp_path)
     assert "exactly as published" in steps.stimuli_description(s.stimuli, s.corrections)
     run, s = load("--stimuli", "gbstats")
     assert s.corrections is None and s.stimuli["item"].iloc[0] == "f01-gendered_name"
+    assert "written for gbstats" in steps.stimuli_description(s.stimuli, s.corrections)
+    assert any(p.endswith("frames.tsv") for p in run.data_files)
 
 
 def test_gbstats_frames_stay_selectable_by_name(data_dir):
@@ -261,3 +263,9 @@ def test_watson_regression_equals_lmertest():
     assert fit.fit_stats["n_groups"] == {"itm": refs["n_groups"]}
     # REML criterion = -2 x the REML log-likelihood
     assert -2 * fit.fit_stats["loglik"] == pytest.approx(refs["reml_criterion"], rel=1e-6)
+
+
+def test_an_unknown_stimuli_name_says_what_is_accepted(data_dir):
+    with pytest.raises(DataValidationError, match="camilliere2021.*gbstats.*existing") as exc:
+        select_stimuli("camiliere2021", data_dir)
+    assert exc.value.column == "--stimuli" and "camiliere2021" in str(exc.value)
