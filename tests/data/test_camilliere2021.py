@@ -126,3 +126,33 @@ def test_a_correction_must_name_a_stimulus_and_keep_the_form(published):
     with pytest.raises(DataValidationError, match="exactly once") as exc:
         C.apply_corrections(published, dropped, source="fixes.csv")
     assert exc.value.row == 3 and exc.value.column == "corrected"
+
+
+# --- the gbstats data command -------------------------------------------------------
+
+def test_cli_fetch_list_and_summary_cover_the_dataset(tmp_path, data_dir, capsys):
+    """fetch from a file:// mirror laid out like the source host, then list and summary."""
+    import json
+    import shutil
+
+    from gbstats.cli import main as cli_main
+    from gbstats.data.registry import get_dataset
+
+    entry = get_dataset("camilliere2021")
+    mirror = tmp_path / "mirror"
+    for f in entry.files:
+        target = mirror / entry.repo / entry.commit / f.source
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(data_dir / "camilliere2021" / f.local, target)
+    target_dir = tmp_path / "d"
+    assert cli_main(["data", "fetch", "camilliere2021", "--data-dir", str(target_dir),
+                     "--mirror", mirror.as_uri()]) == 0
+    assert "all checksums verified" in capsys.readouterr().out
+    assert cli_main(["data", "list", "--json", "--data-dir", str(target_dir)]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["camilliere2021"]["status"] == "verified"
+    assert cli_main(["data", "summary", "camilliere2021", "--json",
+                     "--data-dir", str(target_dir)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["n_rows"] == 335 and summary["main_table"] == "stimuli"
+    assert summary["n_participants"] is None and summary["exclusions"] == []
