@@ -6,7 +6,11 @@ genda_lens were remade on branch `fidelity` after issue 19's method fixes,
 which change their tables on purpose (paper-scale LMM table; the GLMM on
 unique instances with distractors as a factor, one case-consistency r per
 pair of cases, the she-xe test; the he/she/they Winogender baseline; the LM
-metrics named as gbstats' variants). Each study runs
+metrics named as gbstats' variants). singular_they was remade again on branch
+`camilliere` (issue 23, part A): it now scores the published Camilliere et al.
+(2021) stimuli (typos corrected), its simulated panel has the published
+acceptance counts, and its paper-scale table is Watson et al.'s
+`surprisal_they ~ gendered + close + (1|itm)`. Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
