@@ -16,6 +16,17 @@ import time
 from gbstats.errors import GbstatsError
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts (--batch-size): a usage error for 0, -1 or "x", not a traceback."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.engine import add_engine_flags
     from models.loading import DEVICES, DTYPES
@@ -81,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--pll-variant", default=None, choices=["pll_original", "pll_word_l2r"],
                    help="choice with a masked LM and --span sentence: the PLL variant (default: "
                         "forced_choice's own, recorded in the scoring column)")
-    m.add_argument("--batch-size", type=int, default=32, metavar="N",
+    m.add_argument("--batch-size", type=positive_int, default=32, metavar="N",
                    help="texts per forward pass and per cache commit (default: %(default)s)")
     c = p.add_argument_group("cache and output")
     c.add_argument("--cache-dir", default=None, metavar="DIR",
@@ -100,8 +111,11 @@ def say(args, text: str) -> None:
 def score_command(args) -> int:
     from models.engine import engine_from_args
     from models.registry import DEFAULT_MODEL
+    from gbstats.report.outputs import check_output_file
     from models.sweep import read_stimuli, sweep, write_scores
 
+    # Before any model or data is loaded: --out must be writable and must not be the input.
+    check_output_file(args.out, inputs=[args.stimuli])
     stimuli = read_stimuli(args.stimuli, measure=args.measure, item_column=args.item_column,
                            text_column=args.text_column, prefix_column=args.prefix_column,
                            continuation_column=args.continuation_column,

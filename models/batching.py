@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gbstats.errors import DataValidationError
 from models.cache import ScoreCache
 from models.engine import current_engine
 
@@ -49,7 +50,8 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     batch, so a scorer that runs shared prefixes once can use that.
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, found {batch_size}")
+        raise DataValidationError("batch_size must be a whole number >= 1", source="batch_size",
+                                  expected="1 or more", found=repr(batch_size))
     stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):

@@ -294,9 +294,27 @@ def infer_kind(config) -> str:
         f"(architectures={archs}); pass kind='causal' or kind='masked'")
 
 
+def read_config(load_from: str, options: dict, is_local: bool):
+    """transformers' config for a model; a local folder whose config.json does not say which
+    architecture it holds gets an error naming the file and the key, not transformers'
+    ValueError from deep inside AutoConfig."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(load_from, **options)
+    except ValueError as exc:
+        if not is_local:
+            raise
+        config_file = Path(load_from) / "config.json"
+        raise ModelUnavailableError(
+            f"model folder {load_from}: {config_file} does not name a model type transformers "
+            f"knows (expected a 'model_type' key such as \"gpt2\" or \"bert\"); "
+            f"{str(exc).splitlines()[0]}") from None
+
+
 def _load_transformers(name: str, target: str, revision: str | None, kind: str | None,
                        torch_dtype) -> LanguageModel:
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     local = Path(target).expanduser()
     is_local = local.exists()
@@ -305,7 +323,7 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
     if not is_local and hub_offline():
         options["local_files_only"] = True
     try:
-        config = AutoConfig.from_pretrained(load_from, **options)
+        config = read_config(load_from, options, is_local)
         if kind is not None:
             # A scorer that needs one kind, given a model of the other, gets the same
             # clear refusal whether or not the model was loaded before in this process.

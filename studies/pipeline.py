@@ -204,11 +204,13 @@ class Run:
 
 
 def _execute(study: Study, args: argparse.Namespace) -> dict | None:
-    from gbstats.report.outputs import StudyReport, provenance
+    from gbstats.report.outputs import StudyReport, check_output_folder, provenance, staged_folder
 
     run = Run(study, args)
     if study.shortcut is not None and study.shortcut(run):
         return None
+    # An unwritable --out is found now, not after minutes of scoring and fitting.
+    check_output_folder(run.out)
     state = study.load(run, None)
     with engine_from_args(args):  # the local engine unless the study has --engine ray
         state = study.score(run, state)
@@ -216,18 +218,21 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
     state = study.tables(run, state)
 
     say("writing the report")
-    report = StudyReport(study.name, run.out, study.title, simulated=run.simulated)
-    study.report(run, report, state)
-    report.warnings(run.warnings)
-    report.exclusions(run.log)
-    run.out.mkdir(parents=True, exist_ok=True)
-    for name, (table, sep) in run.csv_outputs.items():
-        table.to_csv(run.out / name, sep=sep, index=False)
-    data_files = dataset_checksums(list(study.datasets), args.data_dir)
-    data_files.update(run.data_files)
-    prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
-                      extra=run.provenance_extra)
-    paths = report.write(prov)
+    # Everything is written into a hidden sibling folder that replaces --out at the end,
+    # so a crash mid-write leaves the previous outputs whole (never a mix of two runs).
+    with staged_folder(run.out) as staging:
+        report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
+        study.report(run, report, state)
+        report.warnings(run.warnings)
+        report.exclusions(run.log)
+        for name, (table, sep) in run.csv_outputs.items():
+            table.to_csv(staging / name, sep=sep, index=False)
+        data_files = dataset_checksums(list(study.datasets), args.data_dir)
+        data_files.update(run.data_files)
+        prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
+                          extra=run.provenance_extra)
+        written = report.write(prov)
+    paths = {key: run.out / Path(path).relative_to(staging) for key, path in written.items()}
     say(f"wrote {paths['report']} and {paths['results']}")
     return paths
 
