@@ -100,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-cache", action="store_true", help="score everything afresh, store nothing")
     c.add_argument("--quiet", action="store_true", help="no progress bars or summary lines")
     add_engine_flags(p)
+    r = commands.add_parser(
+        "repair-cache", help="salvage the readable, checksum-verified scores of a damaged cache",
+        description="Copy every score of a damaged cache that sqlite can still read and whose "
+                    "checksum verifies into a fresh cache file; the damaged file is kept beside it "
+                    "as scores.sqlite.corrupt-<time>. Scores that are lost are recomputed by the "
+                    "next run. Run it while no other process uses the cache.")
+    r.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="score cache folder (default: $GBSTATS_CACHE, else the user cache)")
     return parser
 
 
@@ -132,6 +140,12 @@ def score_command(args) -> int:
         say(args, f"{name}: {run.get('n_unique', 0)} distinct units, {run.get('cache_hits', 0)} "
                   f"from the cache, {run.get('computed', 0)} scored "
                   f"({time.perf_counter() - started:.1f} s so far)")
+        rejected = run.get("cache_mismatched", 0) + run.get("cache_unverified", 0)
+        if rejected:
+            # always shown, --quiet or not: a cache that returns changed numbers is news
+            print(f"warning: {name}: {run.get('cache_mismatched', 0)} cached score(s) failed "
+                  f"their checksum and {run.get('cache_unverified', 0)} had none; all were "
+                  f"recomputed, not used", file=sys.stderr, flush=True)
 
     with engine_from_args(args):
         scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,
@@ -149,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "score":
             return score_command(args)
+        if args.command == "repair-cache":
+            from models.cache import repair_cache
+
+            print(repair_cache(args.cache_dir).summary(), file=sys.stderr)
+            return 0
     except GbstatsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

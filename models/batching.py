@@ -31,6 +31,9 @@ class RunStats:
     n_units: int = 0
     n_unique: int = 0
     cache_hits: int = 0
+    # cached values rejected on read (checksum mismatch / no checksum): scored again
+    cache_mismatched: int = 0
+    cache_unverified: int = 0
     computed: int = 0
     engine: str = "local"  # where the misses were scored (models.engine)
 
@@ -57,7 +60,11 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     stats.n_unique = len(first_index)
-    results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
+    results: dict[str, object] = {}
+    if cache is not None:
+        found = cache.lookup(list(first_index))
+        results = found.found
+        stats.cache_mismatched, stats.cache_unverified = len(found.mismatched), len(found.unverified)
     stats.cache_hits = len(results)
     if len(results) < len(first_index):  # tokenize only when something is to be scored
         units = units() if callable(units) else units

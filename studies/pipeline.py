@@ -38,6 +38,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
+from models.cache import rejected_snapshot, rejected_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
                             model_record, say, wants_model)
@@ -212,8 +213,12 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
     # An unwritable --out is found now, not after minutes of scoring and fitting.
     check_output_folder(run.out)
     state = study.load(run, None)
+    cache_counts = rejected_snapshot()
     with engine_from_args(args):  # the local engine unless the study has --engine ray
         state = study.score(run, state)
+    rejected = rejected_summary(since=cache_counts)
+    if rejected:
+        run.note(f"Score cache: {rejected}")
     state = study.fit(run, state)
     state = study.tables(run, state)
 
