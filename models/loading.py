@@ -294,6 +294,30 @@ def infer_kind(config) -> str:
         f"(architectures={archs}); pass kind='causal' or kind='masked'")
 
 
+def require_fits_context(lm, lengths: list[int], texts: list[str]) -> None:
+    """Refuse a text longer than the model reads, before the forward pass.
+
+    Past its position table a model indexes out of range (a raw IndexError from
+    the embedding layer) or, with rotary positions, scores tokens it was never
+    trained to place: either way the number would be wrong, so it is an error
+    naming the text, its length and the limit.
+    """
+    from gbstats.errors import DataValidationError
+
+    config = lm.model.config
+    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if not limit:
+        return
+    for n, text in zip(lengths, texts):
+        if n > limit:
+            head = " ".join(text.split()[:6])
+            raise DataValidationError(
+                f"the text beginning {head!r} is too long for model {lm.name!r}",
+                expected=f"at most {limit} tokens (the model's "
+                f"context)", found=f"{n} tokens; split the text or use a model with a longer "
+                f"context")
+
+
 def read_config(load_from: str, options: dict, is_local: bool):
     """transformers' config for a model; a local folder whose config.json does not say which
     architecture it holds gets an error naming the file and the key, not transformers'

@@ -693,6 +693,12 @@ def _os_reason(exc: OSError) -> str:
 
 def _probe_folder(folder: Path, flag: str, shown: Path) -> None:
     """Create `folder` (with its parents) and write and remove one file in it."""
+    ancestor = folder
+    while not ancestor.exists() and ancestor.parent != ancestor:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise OutputPathError(f"{flag} {shown} lies under {ancestor}, which is a file; "
+                              f"expected a path under a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".gbstats-write-probe-")
