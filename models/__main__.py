@@ -120,10 +120,12 @@ def score_command(args) -> int:
     from models.engine import engine_from_args
     from models.registry import DEFAULT_MODEL
     from gbstats.report.outputs import check_output_file
-    from models.sweep import read_stimuli, sweep, write_scores
+    from models.sweep import read_stimuli, require_score_format, sweep, write_scores
 
-    # Before any model or data is loaded: --out must be writable and must not be the input.
+    # Before any model or data is loaded: --out must be a known format, writable, and not
+    # the input.
     check_output_file(args.out, inputs=[args.stimuli])
+    require_score_format(args.out)
     stimuli = read_stimuli(args.stimuli, measure=args.measure, item_column=args.item_column,
                            text_column=args.text_column, prefix_column=args.prefix_column,
                            continuation_column=args.continuation_column,

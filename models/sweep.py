@@ -265,13 +265,20 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     return out
 
 
+def require_score_format(path: str | os.PathLike) -> Path:
+    """The output path, if its extension names a format write_scores writes."""
+    path = Path(path)
+    if path.suffix.lower() not in SCORE_FORMATS:
+        raise DataValidationError("unknown output file type", source=str(path),
+                                  expected=f"one of {', '.join(SCORE_FORMATS)}",
+                                  found=repr(path.suffix.lower() or "no extension"))
+    return path
+
+
 def write_scores(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write the score table (format from the extension), atomically: a reader never sees half."""
-    path = Path(path)
+    path = require_score_format(path)
     suffix = path.suffix.lower()
-    if suffix not in SCORE_FORMATS:
-        raise DataValidationError("unknown output file type", source=str(path),
-                                  expected=f"one of {', '.join(SCORE_FORMATS)}", found=repr(suffix))
     partial = path.with_name(f".{path.name}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
