@@ -1005,6 +1005,22 @@ def _(ws):
                  "--model", "no-such-model-anywhere")
 
 
+for _study, _label, _content, _names in [
+        ("winopron", "empty --predictions file", b"", ("predictions.tsv",)),
+        ("winopron", "--predictions with a blank sentence id",
+         b"sentence_id\tprediction\n\toccupation\n", ("predictions.tsv", "row 2")),
+        ("winopron", "binary --predictions file", BINARY, ("predictions.tsv",)),
+        ("genda_lens", "non-UTF-8 --predictions file",
+         "item\tclusters\nk\u00f8\t[]\n".encode("latin-1"), ("predictions.tsv",)),
+]:
+    def _run(ws, study_name=_study, content=_content):
+        folder = ws.fresh(f"study_predictions_{study_name}")
+        path = folder / "predictions.tsv"
+        path.write_bytes(content)
+        return study(study_name, "--predictions", path, "--out", folder / "r", "--model", "none")
+    case(f"{_study} CLI: {_label}", f"{_study} CLI", names=_names)(_run)
+
+
 # --- the study runner's outputs: killed mid-write, umask (defects 3 and 11) ------------------
 TINY_STUDY = textwrap.dedent("""
     import os, signal, sys
