@@ -742,6 +742,8 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
     """
     path = Path(path)
     resolved = path.expanduser().resolve()
+    if resolved.parent == resolved:
+        raise OutputPathError(f"{flag} {path} is the file system root; expected a folder")
     if resolved.exists() and not resolved.is_dir():
         raise OutputPathError(f"{flag} {path} is an existing file; expected a folder")
     if resolved.is_dir():
@@ -756,8 +758,6 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
                 f"{flag} {path} holds files that are not a gbstats report ({shown}); the run "
                 f"replaces its output folder as a whole, so expected a new folder, an empty "
                 f"one, or a previous report folder (with results.json)")
-    if resolved.parent == resolved:
-        raise OutputPathError(f"{flag} {path} is the file system root; expected a folder")
     _probe_folder(resolved.parent, flag, path)
     return path
 

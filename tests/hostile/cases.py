@@ -189,12 +189,12 @@ class Workspace:
         return path
 
     def reference_scores(self, n: int = 24) -> pd.DataFrame:
-        """The clean run: the library, no cache, one text per batch."""
+        """The clean run: the library, no cache, eight texts per batch."""
         def make():
             from models.causal import score_sentences
 
             return score_sentences(self.texts(n), items=[f"s{i}" for i in range(n)],
-                                   lm=str(self.gpt2), use_cache=False, batch_size=1,
+                                   lm=str(self.gpt2), use_cache=False, batch_size=8,
                                    progress=False)
         return self.memo(f"scores{n}", make)
 
