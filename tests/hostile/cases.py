@@ -465,6 +465,14 @@ _out_case("an existing folder", lambda f, s: f, ("--out", "is a folder"))
 _out_case("with an unknown extension", lambda f, s: f / "scores.xlsx", ("scores.xlsx",))
 
 
+@case("write_scores: a folder that cannot be created (the OSError at write time)", "score CLI",
+      names=("/proc/gbstats-hostile/scores.csv", "re-running"))
+def _(ws):
+    from models.sweep import write_scores
+
+    return write_scores(ws.reference_scores(), "/proc/gbstats-hostile/scores.csv")
+
+
 # --- the score cache (defects 4 and 5) -----------------------------------------------
 def _cached_run(ws: Workspace, name: str) -> tuple[Path, Path, Path]:
     """A folder with stimuli and a cache filled by one clean run."""
@@ -987,6 +995,18 @@ def _(ws):
     finally:
         if (folder / "thesis.tex").read_text() != "my thesis":
             raise Mixed("the user's file was touched")
+
+
+@case("example_they CLI: a model name one letter off the registry", "example_they CLI",
+      names=("smollm2-135m",))
+def _(ws):
+    return study("example_they", "--model", "smollm2-135", "--no-bayes", "--frames", "2",
+                 "--out", ws.fresh("study_model") / "r")
+
+
+@case("singular_they CLI: unknown --backend", "singular_they CLI", names=("--backend",))
+def _(ws):
+    return study("singular_they", "--backend", "lme5", "--out", ws.fresh("study_backend") / "r")
 
 
 @case("winopron CLI: unknown flag", "winopron CLI", names=("--frobnicate",))
