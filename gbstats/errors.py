@@ -41,6 +41,10 @@ def _looks_like_file(source: str) -> bool:
     return "/" in source or "\\" in source or re.search(r"\.[A-Za-z0-9]{1,6}$", source) is not None
 
 
+class OutputPathError(GbstatsError, OSError):
+    """An output path (--out) cannot be written, or would overwrite an input."""
+
+
 class ChecksumError(GbstatsError):
     """A data file's sha256 differs from the registry's pinned value."""
 

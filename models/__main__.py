@@ -16,6 +16,17 @@ import time
 from gbstats.errors import GbstatsError
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts (--batch-size): a usage error for 0, -1 or "x", not a traceback."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.engine import add_engine_flags
     from models.loading import DEVICES, DTYPES
@@ -81,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--pll-variant", default=None, choices=["pll_original", "pll_word_l2r"],
                    help="choice with a masked LM and --span sentence: the PLL variant (default: "
                         "forced_choice's own, recorded in the scoring column)")
-    m.add_argument("--batch-size", type=int, default=32, metavar="N",
+    m.add_argument("--batch-size", type=positive_int, default=32, metavar="N",
                    help="texts per forward pass and per cache commit (default: %(default)s)")
     c = p.add_argument_group("cache and output")
     c.add_argument("--cache-dir", default=None, metavar="DIR",
@@ -89,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-cache", action="store_true", help="score everything afresh, store nothing")
     c.add_argument("--quiet", action="store_true", help="no progress bars or summary lines")
     add_engine_flags(p)
+    r = commands.add_parser(
+        "repair-cache", help="salvage the readable, checksum-verified scores of a damaged cache",
+        description="Copy every score of a damaged cache that sqlite can still read and whose "
+                    "checksum verifies into a fresh cache file; the damaged file is kept beside it "
+                    "as scores.sqlite.corrupt-<time>. Scores that are lost are recomputed by the "
+                    "next run. Run it while no other process uses the cache.")
+    r.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="score cache folder (default: $GBSTATS_CACHE, else the user cache)")
     return parser
 
 
@@ -100,8 +119,13 @@ def say(args, text: str) -> None:
 def score_command(args) -> int:
     from models.engine import engine_from_args
     from models.registry import DEFAULT_MODEL
-    from models.sweep import read_stimuli, sweep, write_scores
+    from gbstats.report.outputs import check_output_file
+    from models.sweep import read_stimuli, require_score_format, sweep, write_scores
 
+    # Before any model or data is loaded: --out must be a known format, writable, and not
+    # the input.
+    check_output_file(args.out, inputs=[args.stimuli])
+    require_score_format(args.out)
     stimuli = read_stimuli(args.stimuli, measure=args.measure, item_column=args.item_column,
                            text_column=args.text_column, prefix_column=args.prefix_column,
                            continuation_column=args.continuation_column,
@@ -118,6 +142,12 @@ def score_command(args) -> int:
         say(args, f"{name}: {run.get('n_unique', 0)} distinct units, {run.get('cache_hits', 0)} "
                   f"from the cache, {run.get('computed', 0)} scored "
                   f"({time.perf_counter() - started:.1f} s so far)")
+        rejected = run.get("cache_mismatched", 0) + run.get("cache_unverified", 0)
+        if rejected:
+            # always shown, --quiet or not: a cache that returns changed numbers is news
+            print(f"warning: {name}: {run.get('cache_mismatched', 0)} cached score(s) failed "
+                  f"their checksum and {run.get('cache_unverified', 0)} had none; all were "
+                  f"recomputed, not used", file=sys.stderr, flush=True)
 
     with engine_from_args(args):
         scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,
@@ -135,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "score":
             return score_command(args)
+        if args.command == "repair-cache":
+            from models.cache import repair_cache
+
+            print(repair_cache(args.cache_dir).summary(), file=sys.stderr)
+            return 0
     except GbstatsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gbstats.errors import DataValidationError
 from models.cache import ScoreCache
 from models.engine import current_engine
 
@@ -30,6 +31,9 @@ class RunStats:
     n_units: int = 0
     n_unique: int = 0
     cache_hits: int = 0
+    # cached values rejected on read (checksum mismatch / no checksum): scored again
+    cache_mismatched: int = 0
+    cache_unverified: int = 0
     computed: int = 0
     engine: str = "local"  # where the misses were scored (models.engine)
 
@@ -49,13 +53,18 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     batch, so a scorer that runs shared prefixes once can use that.
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, found {batch_size}")
+        raise DataValidationError("batch_size must be a whole number >= 1", source="batch_size",
+                                  expected="1 or more", found=repr(batch_size))
     stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     stats.n_unique = len(first_index)
-    results: dict[str, object] = cache.get_many(list(first_index)) if cache is not None else {}
+    results: dict[str, object] = {}
+    if cache is not None:
+        found = cache.lookup(list(first_index))
+        results = found.found
+        stats.cache_mismatched, stats.cache_unverified = len(found.mismatched), len(found.unverified)
     stats.cache_hits = len(results)
     if len(results) < len(first_index):  # tokenize only when something is to be scored
         units = units() if callable(units) else units

@@ -7,7 +7,17 @@ after every batch, so a killed run loses at most the batch in flight and the
 next run resumes from what was committed.
 
 Keys are sha256 digests of (model id, revision, dtype, scorer, settings, text
-parts); values are JSON.
+parts); values are JSON. Each row also holds a checksum of its key and value
+(`value_digest`), verified on every read: a value changed on disk (a flipped
+bit, a hand edit, a damaged page that still parses) is a miss, recomputed and
+counted (`Lookup.rejected`, `rejected_totals`), never a score returned
+silently. Rows written before checksums existed have none and are recomputed
+once (counted as unverified).
+
+A file sqlite cannot read (truncated, garbage in the header, a damaged page)
+raises `CacheCorruptError`, which names the file and the two ways out: move it
+aside, or salvage its readable rows with `repair_cache`
+(`python -m models repair-cache`).
 """
 from __future__ import annotations
 
@@ -15,14 +25,22 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbstats.config import resolve_cache_dir
+from gbstats.errors import GbstatsError
 
 CACHE_FILE = "scores.sqlite"
 # Bump when the numbers a scorer produces change, so old entries are not reused.
 ENGINE_VERSION = 1
+SIDE_FILES = ("-wal", "-shm")
+
+
+class CacheCorruptError(GbstatsError):
+    """The score cache file cannot be read by sqlite; the message says how to recover."""
 
 
 def cache_key(namespace: Mapping, parts: Iterable) -> str:
@@ -31,43 +49,141 @@ def cache_key(namespace: Mapping, parts: Iterable) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def value_digest(key: str, value_json: str) -> str:
+    """Checksum of one row: the key is included, so a value moved to another key fails too."""
+    return hashlib.sha256(f"{key}\0{value_json}".encode("utf-8")).hexdigest()[:32]
+
+
+def corrupt_message(path: Path, exc: BaseException) -> str:
+    return (f"score cache {path} is damaged and cannot be read (sqlite: {exc}). Either move "
+            f"it aside (mv {path} {path}.broken; every score is then recomputed), or salvage "
+            f"its readable rows with `python -m models repair-cache --cache-dir {path.parent}`")
+
+
+@dataclass
+class Lookup:
+    """What a read found: verified values, and the keys whose stored value was rejected."""
+    found: dict[str, object] = field(default_factory=dict)
+    mismatched: list[str] = field(default_factory=list)   # checksum differs or value unreadable
+    unverified: list[str] = field(default_factory=list)   # written before checksums
+
+    @property
+    def rejected(self) -> int:
+        return len(self.mismatched) + len(self.unverified)
+
+
+# Per cache file, over this process: how many cached values were rejected on read.
+rejected_totals: dict[Path, dict[str, int]] = {}
+
+
 class ScoreCache:
     """A key -> JSON store in `<cache_dir>/scores.sqlite`."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None):
         self.folder = resolve_cache_dir(cache_dir)
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.path = Path(self.folder) / CACHE_FILE
-        self._conn = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheCorruptError(
+                f"score cache folder {self.folder} cannot be created ({exc.strerror or exc}); "
+                f"expected a writable folder (--cache-dir or $GBSTATS_CACHE)") from None
+        with self._guard():
+            self._conn = sqlite3.connect(self.path, timeout=120, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS scores "
+                               "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)")
+            self._add_digest_column()
+
+    def _guard(self):
+        return _SqliteGuard(self.path)
+
+    def _add_digest_column(self) -> None:
+        """Caches written before checksums have no digest column: add it (their rows keep NULL)."""
+        columns = [row[1] for row in self._conn.execute("PRAGMA table_info(scores)")]
+        if "digest" in columns:
+            return
+        try:
+            self._conn.execute("ALTER TABLE scores ADD COLUMN digest TEXT")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # another process added it first
+                raise
+
+    def lookup(self, keys: list[str]) -> Lookup:
+        """Verified values for `keys`; a value failing its checksum is left out and listed."""
+        result = Lookup()
+        unique = list(dict.fromkeys(keys))
+        with self._guard():
+            for start in range(0, len(unique), 500):
+                chunk = unique[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key, value, digest FROM scores WHERE key IN ({marks})", chunk)
+                for key, value, digest in rows:
+                    if digest is None:
+                        result.unverified.append(key)
+                        continue
+                    if not isinstance(value, str) or value_digest(key, value) != digest:
+                        result.mismatched.append(key)
+                        continue
+                    try:
+                        result.found[key] = json.loads(value)
+                    except ValueError:  # cannot happen with a matching digest, but never trust
+                        result.mismatched.append(key)
+        if result.rejected:
+            totals = rejected_totals.setdefault(self.path, {"mismatched": 0, "unverified": 0})
+            totals["mismatched"] += len(result.mismatched)
+            totals["unverified"] += len(result.unverified)
+        return result
 
     def get_many(self, keys: list[str]) -> dict[str, object]:
-        found: dict[str, object] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT key, value FROM scores WHERE key IN ({marks})", chunk)
-            found.update((k, json.loads(v)) for k, v in rows)
-        return found
+        """Verified values for `keys` (see `lookup` for what was rejected)."""
+        return self.lookup(keys).found
 
     def put_many(self, entries: Mapping[str, object]) -> None:
         """Write entries in one transaction: all of them are committed, or none."""
         if not entries:
             return
-        rows = [(k, json.dumps(v, separators=(",", ":"))) for k, v in entries.items()]
-        with self._conn:  # BEGIN ... COMMIT (ROLLBACK on error)
+        rows = []
+        for k, v in entries.items():
+            text = json.dumps(v, separators=(",", ":"))
+            rows.append((k, text, value_digest(k, text)))
+        with self._guard(), self._conn:  # BEGIN ... COMMIT (ROLLBACK on error)
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany("INSERT OR REPLACE INTO scores (key, value) VALUES (?, ?)", rows)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", rows)
             self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
-        return self._conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
+        with self._guard():
+            return self._conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
 
     def close(self) -> None:
         self._conn.close()
+
+
+class _SqliteGuard:
+    """Turns sqlite's "file is not a database" / "disk image is malformed" into a
+    CacheCorruptError naming the file and the fix. A locked database (OperationalError)
+    is not corruption and is left as it is."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is not None and issubclass(kind, sqlite3.DatabaseError) \
+                and not _is_transient(exc):
+            raise CacheCorruptError(corrupt_message(self.path, exc)) from None
+        return False
+
+
+def _is_transient(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 _OPEN: dict[Path, ScoreCache] = {}
@@ -81,3 +197,126 @@ def open_cache(cache_dir: str | os.PathLike | None = None, use_cache: bool = Tru
     if folder not in _OPEN:
         _OPEN[folder] = ScoreCache(folder)
     return _OPEN[folder]
+
+
+def rejected_snapshot() -> dict[Path, dict[str, int]]:
+    """The counts so far, to pass to `rejected_summary(since=...)` after a step."""
+    return {path: dict(counts) for path, counts in rejected_totals.items()}
+
+
+def rejected_summary(since: Mapping[Path, Mapping[str, int]] | None = None) -> str | None:
+    """One sentence on the cached values rejected in this process (since a snapshot), or None."""
+    since = since or {}
+
+    def added(kind: str) -> int:
+        return sum(t[kind] - since.get(p, {}).get(kind, 0) for p, t in rejected_totals.items())
+
+    mismatched, unverified = added("mismatched"), added("unverified")
+    if not mismatched and not unverified:
+        return None
+    parts = []
+    if mismatched:
+        parts.append(f"{mismatched} cached score(s) failed their checksum")
+    if unverified:
+        parts.append(f"{unverified} had no checksum (written by an older gbstats)")
+    files = ", ".join(str(p) for p in rejected_totals)
+    return f"{' and '.join(parts)} in {files}; they were recomputed, not used."
+
+
+# ---------------------------------------------------------------------------
+# Salvage
+# ---------------------------------------------------------------------------
+
+@dataclass
+class RepairReport:
+    path: Path
+    moved_to: Path | None
+    salvaged: int
+    rejected: int      # rows read but failing their checksum (or without one)
+    unreadable: bool   # the table could not be scanned in one pass
+
+    def summary(self) -> str:
+        moved = f"; the damaged file is kept as {self.moved_to}" if self.moved_to else ""
+        return (f"{self.path}: salvaged {self.salvaged} verified score(s), dropped "
+                f"{self.rejected} that failed their checksum or had none{moved}. Dropped and "
+                f"unreadable scores are recomputed on the next run.")
+
+
+def _read_rows(source: Path) -> tuple[list[tuple], bool]:
+    """Every row sqlite can still read: a full scan, and where the scan breaks, reads by rowid
+    in small ranges around the damage. Returns (rows, whether the full scan failed)."""
+    rows: dict[int, tuple] = {}
+    try:
+        conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
+    except sqlite3.DatabaseError:
+        return [], True
+    try:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(scores)")]
+    except sqlite3.DatabaseError:
+        conn.close()
+        return [], True
+    if "key" not in columns or "value" not in columns:
+        conn.close()
+        return [], "key" not in columns
+    digest = "digest" if "digest" in columns else "NULL"
+    select = f"SELECT rowid, key, value, {digest} FROM scores"
+    failed = False
+    try:
+        for row in conn.execute(select):
+            rows[row[0]] = row[1:]
+    except sqlite3.DatabaseError:
+        failed = True
+    if failed:
+        try:
+            top = conn.execute("SELECT max(rowid) FROM scores").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            top = max(rows, default=0) + source.stat().st_size // 32
+        step = 64
+        for low in range(1, top + 1, step):
+            try:
+                for row in conn.execute(f"{select} WHERE rowid BETWEEN ? AND ?", (low, low + step - 1)):
+                    rows[row[0]] = row[1:]
+            except sqlite3.DatabaseError:
+                for rowid in range(low, low + step):
+                    try:
+                        for row in conn.execute(f"{select} WHERE rowid = ?", (rowid,)):
+                            rows[row[0]] = row[1:]
+                    except sqlite3.DatabaseError:
+                        continue
+    conn.close()
+    return list(rows.values()), failed
+
+
+def repair_cache(cache_dir: str | os.PathLike | None = None) -> RepairReport:
+    """Salvage the verified rows of a damaged cache into a fresh file; the damaged one (and its
+    -wal/-shm files) is moved aside to scores.sqlite.corrupt-<time>. Rows failing their
+    checksum, or without one, are dropped (they are recomputed). Run it while no other
+    process uses the cache."""
+    folder = resolve_cache_dir(cache_dir)
+    path = folder / CACHE_FILE
+    if not path.exists():
+        raise CacheCorruptError(f"score cache {path} does not exist; expected the folder of an "
+                                f"existing cache (--cache-dir or $GBSTATS_CACHE)")
+    _OPEN.pop(folder, None)
+    rows, unreadable = _read_rows(path)
+    good = []
+    for key, value, digest in rows:
+        if isinstance(key, str) and isinstance(value, str) and digest is not None \
+                and value_digest(key, value) == digest:
+            good.append((key, value, digest))
+    fresh = folder / f"{CACHE_FILE}.repairing-{os.getpid()}"
+    fresh.unlink(missing_ok=True)
+    conn = sqlite3.connect(fresh, isolation_level=None)
+    conn.execute("CREATE TABLE scores (key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)")
+    conn.execute("BEGIN")
+    conn.executemany("INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", good)
+    conn.execute("COMMIT")
+    conn.close()
+    moved = path.with_name(f"{CACHE_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(path, moved)
+    for side in SIDE_FILES:
+        extra = path.with_name(path.name + side)
+        if extra.exists():
+            os.replace(extra, moved.with_name(moved.name + side))
+    os.replace(fresh, path)
+    return RepairReport(path, moved, len(good), len(rows) - len(good), unreadable)

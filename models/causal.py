@@ -26,7 +26,7 @@ from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import run_units
 from models.cache import cache_key, open_cache
 from models.engine import BatchScorer
-from models.loading import LanguageModel, load_scorer
+from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.registry import DEFAULT_MODEL
 from models.scores import BOS_OPTIONS, LN2, finish_table
 from models.words import AlignmentError, tokens_in_span, tokens_to_words, word_spans
@@ -244,6 +244,8 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
     import torch
 
     model = lm.model
+    # checked here, where the weights are loaded anyway (a cached run never loads them)
+    require_fits_context(lm, [len(u.ids) for u in units], [u.text for u in units])
     rows, cols, wanted = [], [], []
     for b, unit in enumerate(units):
         for position in unit.targets:

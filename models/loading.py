@@ -294,9 +294,51 @@ def infer_kind(config) -> str:
         f"(architectures={archs}); pass kind='causal' or kind='masked'")
 
 
+def require_fits_context(lm, lengths: list[int], texts: list[str]) -> None:
+    """Refuse a text longer than the model reads, before the forward pass.
+
+    Past its position table a model indexes out of range (a raw IndexError from
+    the embedding layer) or, with rotary positions, scores tokens it was never
+    trained to place: either way the number would be wrong, so it is an error
+    naming the text, its length and the limit.
+    """
+    from gbstats.errors import DataValidationError
+
+    config = lm.model.config
+    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if not limit:
+        return
+    for n, text in zip(lengths, texts):
+        if n > limit:
+            head = " ".join(text.split()[:6])
+            raise DataValidationError(
+                f"the text beginning {head!r} is too long for model {lm.name!r}",
+                expected=f"at most {limit} tokens (the model's "
+                f"context)", found=f"{n} tokens; split the text or use a model with a longer "
+                f"context")
+
+
+def read_config(load_from: str, options: dict, is_local: bool):
+    """transformers' config for a model; a local folder whose config.json does not say which
+    architecture it holds gets an error naming the file and the key, not transformers'
+    ValueError from deep inside AutoConfig."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(load_from, **options)
+    except ValueError as exc:
+        if not is_local:
+            raise
+        config_file = Path(load_from) / "config.json"
+        raise ModelUnavailableError(
+            f"model folder {load_from}: {config_file} does not name a model type transformers "
+            f"knows (expected a 'model_type' key such as \"gpt2\" or \"bert\"); "
+            f"{str(exc).splitlines()[0]}") from None
+
+
 def _load_transformers(name: str, target: str, revision: str | None, kind: str | None,
                        torch_dtype) -> LanguageModel:
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     local = Path(target).expanduser()
     is_local = local.exists()
@@ -305,7 +347,7 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
     if not is_local and hub_offline():
         options["local_files_only"] = True
     try:
-        config = AutoConfig.from_pretrained(load_from, **options)
+        config = read_config(load_from, options, is_local)
         if kind is not None:
             # A scorer that needs one kind, given a model of the other, gets the same
             # clear refusal whether or not the model was loaded before in this process.

@@ -36,7 +36,7 @@ from models.batching import run_units
 from models.cache import cache_key, open_cache
 from models.engine import BatchScorer
 from models.causal import _check_texts, _items
-from models.loading import LanguageModel, load_scorer
+from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.scores import finish_table
 from models.words import AlignmentError, find_span, tokens_in_span
 
@@ -81,6 +81,8 @@ def prepare_masked(lm: LanguageModel, texts: list[str], spans: list[tuple[int, i
     text, may hold one.
     """
     enc = lm.tokenizer(texts, return_offsets_mapping=True, return_special_tokens_mask=True)
+    if lm.weights_loaded:  # masked models load eagerly; a lazy one is checked by its scorer
+        require_fits_context(lm, [len(ids) for ids in enc["input_ids"]], texts)
     unk = lm.tokenizer.unk_token_id
     units = []
     for b, text in enumerate(texts):

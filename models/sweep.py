@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from gbstats.data.validate import file_row, read_table, require_columns, require_unique
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, OutputPathError, UnknownNameError
 
 MEASURES = {
     "causal": "log P(text), causal LM",
@@ -243,6 +243,11 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     from models.engine import current_engine
     from models.loading import clear_loaded_models, load_scorer
 
+    batch_size = options.get("batch_size", 32)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise DataValidationError("the batch size must be a whole number >= 1",
+                                  source="--batch-size", expected="1 or more",
+                                  found=repr(batch_size))
     if len(set(model_names)) != len(model_names):
         raise DataValidationError("a model is named twice", source="--model",
                                   expected="distinct model names", found=repr(model_names))
@@ -260,18 +265,34 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     return out
 
 
+def require_score_format(path: str | os.PathLike) -> Path:
+    """The output path, if its extension names a format write_scores writes."""
+    path = Path(path)
+    if path.suffix.lower() not in SCORE_FORMATS:
+        raise DataValidationError("unknown output file type", source=str(path),
+                                  expected=f"one of {', '.join(SCORE_FORMATS)}",
+                                  found=repr(path.suffix.lower() or "no extension"))
+    return path
+
+
 def write_scores(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write the score table (format from the extension), atomically: a reader never sees half."""
-    path = Path(path)
+    path = require_score_format(path)
     suffix = path.suffix.lower()
-    if suffix not in SCORE_FORMATS:
-        raise DataValidationError("unknown output file type", source=str(path),
-                                  expected=f"one of {', '.join(SCORE_FORMATS)}", found=repr(suffix))
-    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
-    if suffix == ".parquet":
-        df.to_parquet(partial, index=False)
-    else:
-        df.to_csv(partial, sep="," if suffix == ".csv" else "\t", index=False)
-    os.replace(partial, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".parquet":
+            df.to_parquet(partial, index=False)
+        else:
+            df.to_csv(partial, sep="," if suffix == ".csv" else "\t", index=False)
+        os.replace(partial, path)
+    except OSError as exc:
+        # The scores are computed (and cached) by now: say where the write failed and
+        # that a re-run with another --out costs nothing.
+        if partial.parent.is_dir():
+            partial.unlink(missing_ok=True)
+        raise OutputPathError(f"cannot write the scores to {path} ({exc.strerror or exc}); "
+                              f"the scores are in the cache, so re-running with another --out "
+                              f"scores nothing again") from None
     return path

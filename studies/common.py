@@ -32,7 +32,7 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
                         help="output folder (default: %(default)s)")
     parser.add_argument("--data-dir", default=None,
                         help="data directory (default: $GBSTATS_DATA, then the user cache)")
-    parser.add_argument("--seed", type=int, default=2023,
+    parser.add_argument("--seed", type=seed_int, default=2023,
                         help="seed for sampling, bootstrap and MCMC (default: %(default)s)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or mps")
     parser.add_argument("--no-cache", action="store_true",
@@ -42,7 +42,7 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
     if bayes:
         parser.add_argument("--no-bayes", action="store_true",
                             help="skip the Bayesian (PyMC) fits")
-        parser.add_argument("--draws", type=int, default=1000,
+        parser.add_argument("--draws", type=positive_int, default=1000,
                             help="posterior draws per chain (default: %(default)s)")
     return parser
 
@@ -55,6 +55,18 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
+    return value
+
+
+def seed_int(text: str) -> int:
+    """argparse type for --seed: numpy seeds are whole numbers 0 .. 2**32 - 1 (a negative seed
+    fails deep inside numpy or PyMC after the data are loaded)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a seed from 0 to {2**32 - 1}, found {value}")
     return value
 
 

@@ -38,6 +38,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
+from models.cache import rejected_snapshot, rejected_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
                             model_record, say, wants_model)
@@ -204,30 +205,39 @@ class Run:
 
 
 def _execute(study: Study, args: argparse.Namespace) -> dict | None:
-    from gbstats.report.outputs import StudyReport, provenance
+    from gbstats.report.outputs import StudyReport, check_output_folder, provenance, staged_folder
 
     run = Run(study, args)
     if study.shortcut is not None and study.shortcut(run):
         return None
+    # An unwritable --out is found now, not after minutes of scoring and fitting.
+    check_output_folder(run.out)
     state = study.load(run, None)
+    cache_counts = rejected_snapshot()
     with engine_from_args(args):  # the local engine unless the study has --engine ray
         state = study.score(run, state)
+    rejected = rejected_summary(since=cache_counts)
+    if rejected:
+        run.note(f"Score cache: {rejected}")
     state = study.fit(run, state)
     state = study.tables(run, state)
 
     say("writing the report")
-    report = StudyReport(study.name, run.out, study.title, simulated=run.simulated)
-    study.report(run, report, state)
-    report.warnings(run.warnings)
-    report.exclusions(run.log)
-    run.out.mkdir(parents=True, exist_ok=True)
-    for name, (table, sep) in run.csv_outputs.items():
-        table.to_csv(run.out / name, sep=sep, index=False)
-    data_files = dataset_checksums(list(study.datasets), args.data_dir)
-    data_files.update(run.data_files)
-    prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
-                      extra=run.provenance_extra)
-    paths = report.write(prov)
+    # Everything is written into a hidden sibling folder that replaces --out at the end,
+    # so a crash mid-write leaves the previous outputs whole (never a mix of two runs).
+    with staged_folder(run.out) as staging:
+        report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
+        study.report(run, report, state)
+        report.warnings(run.warnings)
+        report.exclusions(run.log)
+        for name, (table, sep) in run.csv_outputs.items():
+            table.to_csv(staging / name, sep=sep, index=False)
+        data_files = dataset_checksums(list(study.datasets), args.data_dir)
+        data_files.update(run.data_files)
+        prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
+                          extra=run.provenance_extra)
+        written = report.write(prov)
+    paths = {key: run.out / Path(path).relative_to(staging) for key, path in written.items()}
     say(f"wrote {paths['report']} and {paths['results']}")
     return paths
 

@@ -79,7 +79,12 @@ def _first_bad(mask: pd.Series) -> int:
 
 def require_numeric(df: pd.DataFrame, column: str, *, source: str,
                     allow_missing: bool = False, row_offset=file_row) -> pd.Series:
-    """Return `df[column]` as float, or raise naming the first non-numeric cell."""
+    """Return `df[column]` as float, or raise naming the first non-numeric or non-finite cell.
+
+    "inf", "-inf" and "Infinity" parse as numbers, but no rating, score or
+    count is infinite: let through, one would fail much later (or silently
+    shift a mean), far from the file that held it.
+    """
     raw = df[column]
     values = pd.to_numeric(raw, errors="coerce")
     bad = values.isna() & (raw.notna() if allow_missing else True)
@@ -89,11 +94,33 @@ def require_numeric(df: pd.DataFrame, column: str, *, source: str,
             f"{int(bad.sum())} non-numeric value(s)", source=source,
             row=row_offset(pos), column=column, expected="a number",
             found=repr(raw.iloc[pos]))
+    infinite = pd.Series(np.isinf(values.to_numpy(dtype=float)), index=raw.index)
+    if infinite.any():
+        pos = _first_bad(infinite)
+        raise DataValidationError(
+            f"{int(infinite.sum())} infinite value(s)", source=source,
+            row=row_offset(pos), column=column, expected="a finite number",
+            found=repr(raw.iloc[pos]))
     if raw.dtype == object:
         # pd.to_numeric's fast parser can be one ulp off for some decimal
         # strings; Python's float() rounds correctly, so re-parse the text.
         return raw.map(lambda v: float(v) if pd.notna(v) else np.nan).astype(float)
     return values.astype(float)
+
+
+def require_ids(df: pd.DataFrame, column: str, *, source: str, row_offset=file_row) -> None:
+    """Raise on the first blank cell of an id column (participant, item...).
+
+    A blank id would make every such row one anonymous participant or item,
+    which changes the random-effect structure without any error.
+    """
+    raw = df[column]
+    blank = raw.isna() | raw.map(lambda v: isinstance(v, str) and not v.strip())
+    if blank.any():
+        pos = _first_bad(blank)
+        raise DataValidationError(
+            f"{int(blank.sum())} blank id(s)", source=source, row=row_offset(pos),
+            column=column, expected="an id in every row", found="an empty cell")
 
 
 def require_allowed(df: pd.DataFrame, column: str, allowed: Iterable, *, source: str,
@@ -126,6 +153,7 @@ def require_unique(df: pd.DataFrame, keys: list[str], *, source: str,
 
 def validate_frame(df: pd.DataFrame, *, source: str,
                    required: Iterable[str] = (),
+                   ids: Iterable[str] = (),
                    numeric: Iterable[str] = (),
                    numeric_optional: Iterable[str] = (),
                    allowed: Mapping[str, Iterable] | None = None,
@@ -134,16 +162,20 @@ def validate_frame(df: pd.DataFrame, *, source: str,
                    row_offset=file_row) -> pd.DataFrame:
     """Check a table in one call; returns a copy with numeric columns as float.
 
+    `ids` are id columns (participant, item): required, and no cell may be blank.
     `row_offset` maps a 0-based position to the row number shown to the user;
     the default assumes one header line. Loaders that concatenate several files
     validate each file before concatenating, so row numbers stay true.
     """
-    required = list(required)
+    ids = list(ids)
+    required = list(required) + [c for c in ids if c not in required]
     numeric = list(numeric)
     numeric_optional = list(numeric_optional)
     require_columns(df, required + [c for c in numeric + numeric_optional if c not in required]
                     + [c for c in (allowed or {}) if c not in required], source=source)
     out = df.copy()
+    for col in ids:
+        require_ids(out, col, source=source, row_offset=row_offset)
     for col in numeric:
         out[col] = require_numeric(out, col, source=source, row_offset=row_offset)
     for col in numeric_optional:

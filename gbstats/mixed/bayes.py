@@ -442,6 +442,17 @@ def sample_kwargs(sampler: str, chains: int, target_accept: float | None) -> dic
     return kwargs
 
 
+def require_sampling_counts(**counts) -> None:
+    """draws and chains must be whole numbers >= 1, tune >= 0: checked before any
+    compilation, since PyMC otherwise fails only after the model is built (about
+    20 s), with an OverflowError or an IndexError that names no parameter."""
+    for name, value in counts.items():
+        low = 0 if name == "tune" else 1
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise GbstatsError(f"fit_bayes: parameter {name}={value!r} is invalid; expected a "
+                               f"whole number >= {low}")
+
+
 def build_model(formula: str, frame: pd.DataFrame, family: str, noncentered: bool):
     """The bambi model, with bambi's own refusals (e.g. an interaction with a
     single observed combination) reported with the formula."""
@@ -525,6 +536,7 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     with a missing value in a formula column are dropped and counted
     (fit_stats["n_dropped_na"], a warning, and fit_stats["exclusions"]).
     """
+    require_sampling_counts(draws=draws, tune=tune, chains=chains)
     _require_engines()
     family_key = str(family).lower()
     if family_key not in FAMILIES:

@@ -169,6 +169,12 @@ def prepare_data(parsed: ParsedFormula, data: pd.DataFrame, family: str = "gauss
         raise DataValidationError("a mixed model needs a pandas DataFrame", source=DATA_SOURCE,
                                   expected="pandas.DataFrame", found=type(data).__name__)
     require_formula_columns(parsed, data)
+    if len(data) == 0:
+        # Checked here, before any engine: lme4 and statsmodels fail on an empty
+        # frame with messages that name neither the data nor the formula.
+        raise DataValidationError(f"the data for {parsed.text!r} have no rows",
+                                  source=DATA_SOURCE, expected="at least one row per group",
+                                  found="0 rows")
     frame, n_dropped, notes = drop_missing_rows(data[parsed.columns].copy(), parsed.text)
     check_response(frame, parsed.response, family)
     require_finite(frame, [parsed.response] + [v for v in parsed.predictors if not is_factor(frame[v])])

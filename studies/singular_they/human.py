@@ -78,7 +78,7 @@ def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog,
     df["_row"] = df.index + 2
     df = log.drop(df, df["exp"].astype(str) == "practice", "practice trials (exp == 'practice')",
                   unit="trials", stage=STAGE)
-    df = validate_frame(df, source=source, required=["ID", "cond"], numeric=["itm", "clust"],
+    df = validate_frame(df, source=source, ids=["ID"], required=["cond"], numeric=["itm", "clust"],
                         allowed={"cond": list(CAMILLIERE_CONDITIONS),
                                  "clust": list(CAMILLIERE_CLUSTERS)},
                         row_offset=lambda pos: int(df["_row"].iloc[pos]))
@@ -116,7 +116,8 @@ def load_human(path: str | Path, stimuli: pd.DataFrame) -> tuple[pd.DataFrame, E
         if "familiarity" not in df:
             df["familiarity"] = pd.NA
     row_of = lambda pos: int(df["_row"].iloc[pos])  # noqa: E731  (file line of a position)
-    df = validate_frame(df, source=source, numeric_optional=["rating", "nb_acceptance", "familiarity"],
+    df = validate_frame(df, source=source, ids=["participant", "item"],
+                        numeric_optional=["rating", "nb_acceptance", "familiarity"],
                         allowed={"stage": STAGES, "item": list(stimuli["item"])},
                         unique=["participant", "item"], row_offset=row_of)
     bad_nb = df["nb_acceptance"].notna() & ~df["nb_acceptance"].isin([0, 1, 2, 3, 4, 5])
