@@ -109,6 +109,22 @@ def stack_fits(fits: Mapping, columns: Sequence[str] = FIT_COLUMNS) -> pd.DataFr
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
 
 
+def coding_note(fits: Mapping) -> str:
+    """How the fits code their factor predictors (which level is +1 / -1, the reference level,
+    or the matrix), one sentence for a table caption; "" when no predictor is a factor.
+
+    The fits of one call share one coding (the same formula, data and contrasts), so the
+    first fit that recorded one speaks for all.
+    """
+    from gbstats.mixed.contrasts import codings_from_records, describe_codings
+
+    for fit in fits.values():
+        records = fit.fit_stats.get("contrasts") or {}
+        if records:
+            return describe_codings(codings_from_records(records))
+    return ""
+
+
 def fit_warnings(fits: Mapping, what: str) -> list[str]:
     """Every fit's warnings, each prefixed with what was fitted and the backend label."""
     return [f"{what} [{label}]: {w}" for label, fit in fits.items() for w in fit.warnings]

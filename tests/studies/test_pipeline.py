@@ -1,4 +1,4 @@
-"""The study runner: registry, did-you-mean, clean errors, outputs it owns."""
+"""The study runner: discovery, did-you-mean, clean errors, outputs it owns."""
 from __future__ import annotations
 
 import json
@@ -9,18 +9,31 @@ import pytest
 from gbstats.errors import DataValidationError, JoinError
 from studies.__main__ import main as studies_main
 from studies.pipeline import Study
-from studies.registry import STUDIES, get_study
+from studies.discovery import discover, get_study
+
+STUDIES = discover()
 
 
-def test_every_registered_study_declares_itself_under_its_name():
+def test_every_found_study_declares_itself_under_its_name():
+    assert {"singular_they", "example_they", "winopron"} <= set(STUDIES)
     for name in STUDIES:
         assert get_study(name).name == name
+
+
+def test_listing_reads_summaries_without_importing_the_studies():
+    """The summaries come from each run.py's source; equal to what the Study declares."""
+    from studies.discovery import summary_of
+
+    for name, entry in STUDIES.items():
+        assert entry.summary and entry.summary == summary_of(get_study(name)), name
 
 
 def test_unknown_study_suggests_the_close_name(capsys):
     assert studies_main(["singular_tehy"]) == 2
     err = capsys.readouterr().err
     assert "Did you mean 'singular_they'?" in err and "Traceback" not in err
+    # and how to make a new study known
+    assert "studies/<name>/" in err and "run.py" in err and "gbstats.studies" in err
 
 
 def test_listing_names_every_study(capsys):
