@@ -202,7 +202,8 @@ class Run:
     def fit(self, formula: str, data: pd.DataFrame, *, name: str, family: str = "gaussian",
             backends: Sequence[str] = ("lme4",), twin: bool | None = None,
             contrasts: Mapping | None = None, optimizer: str | None = None,
-            draws: int | None = None, seed: int | None = None, loo: bool = True) -> dict:
+            priors: Mapping | None = None, draws: int | None = None, seed: int | None = None,
+            loo: bool = True) -> dict:
         """Fit `formula` on `data`: {backend label: FitResult}, in stack_fits' order.
 
         Each of `backends` ("lme4", "statsmodels"; empty for the twin only),
@@ -222,13 +223,14 @@ class Run:
         chosen = self._frequentist_backends(formula, family, list(backends), name)
         engines = chosen + (["pymc"] if twin else [])
         if not engines:
-            return {}
+            return self.record_fits(name, {})
         self.say(f"      fitting {name}: {formula} ({', '.join(engines)})"
                  + (" - the Bayesian twin takes a minute or more" if twin else ""))
         fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
                              draws=getattr(self.args, "draws", 1000) if draws is None else draws,
                              seed=self.seed if seed is None else seed, loo=loo,
-                             optimizer=optimizer, contrasts=contrasts, **self.cache)
+                             optimizer=optimizer, contrasts=contrasts, priors=priors,
+                             **self.cache)
         return self.record_fits(name, fits)
 
     def _frequentist_backends(self, formula: str, family: str, wanted: list[str],

@@ -12,8 +12,6 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import reused_fits_note
-
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
@@ -122,13 +120,15 @@ def fit(run, s):
                                          seed=run.seed, optimizer=args.glmm_optimizer,
                                          **run.cache)
                for d in A.DATASETS}
-    for note in reused_fits_note({f"QA GLMM {d}": fits for d, fits in s.glmms.items()}):
-        run.note(note)
+    for dataset, fits in s.glmms.items():   # warnings and the reused-fits note
+        run.record_fits(f"QA GLMM {dataset}", fits)
 
     say("[4/6] MAZE: outliers, CDFs, Delta_MAZE, log_rt LMM")
     s.maze, s.outliers = M.remove_outliers(s.loaded.tables["maze"], log)
     s.delta = M.maze_delta(s.maze)
     s.maze_fits = M.fit_maze_lmm(s.maze, backend="lme4") if use_lme4 else {}
+    for dataset, fit in s.maze_fits.items():
+        run.record_fits(f"MAZE LMM {dataset}", {"lme4": fit})
     say(f"      Delta_QA and Delta_MAZE: {args.n_boot} bootstrap replicates")
     s.deltas = delta_side(analysed, qa_systems, scored, s.loaded.tables["maze"], args.n_boot,
                           run.seed, log)
@@ -139,8 +139,6 @@ def fit(run, s):
     s.accuracy = A.order_accuracy(pd.concat(parts, ignore_index=True))
     if not resolved.empty:
         run.write_csv("lm_resolutions.csv", resolved)
-    run.warn(A.fit_warnings(s.glmms)
-             + [f"MAZE LMM {d}: {w}" for d, r in s.maze_fits.items() for w in r.warnings])
     run.add_provenance(ignore_non_coreference_in=list(IGNORE_CHOICES[args.ignore_non_coreference]),
                        drop_repeated_responses=args.drop_repeated_responses,
                        lme4=use_lme4, bayes=run.bayes, draws=args.draws, limit=args.limit,

@@ -201,7 +201,8 @@ def fit(run, s):
     if s.rel is not None:
         say("  mixed model: " + A.MIXED_MODEL_FORMULA)
         s.fit = fit_mixed_model(s.rel, run.args.backend, run.notes)
-    run.warn(list(s.fit.warnings) if s.fit is not None else [])
+    if s.fit is not None:   # its warnings go to the report, labelled
+        run.record_fits("relative-perplexity mixed model", {s.fit.backend: s.fit})
     args = run.args
     average = "mean" if args.mean else "median"
     run.add_provenance(limit=args.limit, n_boot=args.n_boot, abc_average=average,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from gbstats.data import role_nouns as rn
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
+from gbstats.mixed.fitting import stack_fits
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
@@ -60,16 +60,14 @@ def model_predictions(run, prior):
 
 
 def fit_human_model(run, trials) -> dict:
-    """lme4 GLMM of the human data (unless --no-lme4 or no R) and its Bayesian twin."""
-    rows = A.glmm_rows(trials)
-    backends = []
+    """lme4 GLMM of the human data (unless --no-lme4; without R, run.fit notes the skip) and
+    its Bayesian twin."""
+    backends = ["lme4"]
     if run.args.no_lme4:
         run.note("The lme4 GLMM was skipped (--no-lme4).")
-    elif run.lme4_available("the lme4 GLMM (statsmodels has no maximum-likelihood GLMM)",
-                            plural=False):
-        backends = ["lme4"]
-    return fit_with_twin(A.GLMM_FORMULA, rows, backends=backends, family="binomial",
-                         bayes=run.bayes, draws=run.args.draws, seed=run.seed, **run.cache)
+        backends = []
+    return run.fit(A.GLMM_FORMULA, A.glmm_rows(trials), name="human GLMM", backends=backends,
+                   family="binomial")
 
 
 def load(run, _):
@@ -103,9 +101,6 @@ def fit(run, s):
     s.proportions = A.proportions_table(s.trials, s.item_probs)
     say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
     s.fits = fit_human_model(run, s.trials)
-    run.warn(fit_warnings(s.fits, "human GLMM"))
-    for note in reused_fits_note({"human GLMM": s.fits}):
-        run.note(note)
     run.add_provenance(states=s.states, n_states=len(s.states),
                        scoring=_scoring_label(s.score_is),
                        n_boot=args.n_boot, n_perm=args.n_perm, bayes=run.bayes,

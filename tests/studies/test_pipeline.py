@@ -110,3 +110,92 @@ def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
                         str(tmp_path / "o")], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "--frames: expected 1 or more, found 0" in done.stderr
+
+
+# --- run.fit: one call for lme4 / statsmodels / the twin, the fit cache, warnings, notes ----
+
+def _run(tmp_path, *flags):
+    """A Run of the tiny study with parsed flags (what the runner hands every step)."""
+    from studies.pipeline import Run
+
+    study = Study(name="tiny", title="Tiny", description="a test study", model="optional",
+                  load=lambda run, _: None, report=lambda run, report, state: None)
+    args = study.build_parser().parse_args(["--model", "none", "--cache-dir",
+                                            str(tmp_path / "cache"), *flags])
+    return Run(study, args)
+
+
+def _paired_rows(seed=5):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    frame = np.repeat([f"f{i:02d}" for i in range(12)], 2)
+    x = np.tile([0, 1], 12)
+    y = 0.8 * x + np.repeat(rng.normal(size=12), 2) + rng.normal(scale=0.5, size=24)
+    return pd.DataFrame({"frame": frame, "x": x, "y": y})
+
+
+@pytest.mark.needs_r
+def test_run_fit_uses_the_fit_cache_by_default_and_notes_the_reuse(tmp_path):
+    from gbstats.mixed.lmm import fit_lmm
+
+    rows = _paired_rows()
+    first = _run(tmp_path, "--no-bayes").fit("y ~ x + (1|frame)", rows, name="m")
+    assert list(first) == ["lme4"] and not first["lme4"].fit_stats.get("reused_from_cache")
+    again = _run(tmp_path, "--no-bayes")
+    second = again.fit("y ~ x + (1|frame)", rows, name="m")
+    assert second["lme4"].fit_stats.get("reused_from_cache")
+    pd.testing.assert_frame_equal(second["lme4"].coefs, first["lme4"].coefs)
+    # the same numbers as gbstats' own lme4 fit, made here without the runner
+    direct = fit_lmm("y ~ x + (1|frame)", rows, backend="lme4")
+    pd.testing.assert_frame_equal(second["lme4"].coefs, direct.coefs, rtol=1e-6)
+    # --no-cache refits
+    fresh = _run(tmp_path, "--no-bayes", "--no-cache").fit("y ~ x + (1|frame)", rows, name="m")
+    assert not fresh["lme4"].fit_stats.get("reused_from_cache")
+
+
+def test_run_fit_without_r_falls_back_to_statsmodels_with_a_note(tmp_path, monkeypatch):
+    import gbstats.mixed.engines.lme4 as lme4_engine
+
+    # R is absent for this run (the fallback is tested; the statsmodels fit is real)
+    monkeypatch.setattr(lme4_engine, "available", lambda: False)
+    run = _run(tmp_path, "--no-bayes")
+    fits = run.fit("y ~ x + (1|frame)", _paired_rows(), name="paired LMM")
+    assert list(fits) == ["statsmodels"]
+    assert any("R/lme4 is not installed" in n for n in run.notes)
+    assert "paired LMM: fitted with statsmodels instead of lme4 (REML, Wald tests)" in run.notes
+    # a GLMM or crossed random effects: nothing statsmodels can fit, so nothing, and a note
+    crossed = _paired_rows().assign(item=lambda d: d["x"].astype(str))
+    assert run.fit("y ~ x + (1|frame) + (1|item)", crossed, name="crossed") == {}
+    assert any(n.startswith("crossed: no lme4 fit, and statsmodels cannot fit it")
+               for n in run.notes)
+    assert run.fits == {"paired LMM": fits, "crossed": {}}
+    with pytest.raises(ValueError, match="already used"):
+        run.fit("y ~ x + (1|frame)", _paired_rows(), name="paired LMM")
+
+
+def test_run_fit_puts_each_fits_warnings_in_the_report_labelled(tmp_path):
+    from gbstats.mixed.results import COEF_COLUMNS, FitResult
+
+    run = _run(tmp_path)
+    fit = FitResult(backend="lme4", formula="y ~ x", family="gaussian",
+                    coefs=pd.DataFrame(columns=COEF_COLUMNS),
+                    fit_stats={"reused_from_cache": True}, warnings=["boundary (singular) fit"])
+    run.record_fits("alignment model", {"lme4": fit})
+    assert run.warnings == ["alignment model [lme4]: boundary (singular) fit"]
+    from gbstats.mixed.fitting import reused_fits_note
+
+    assert "alignment model [lme4]" in reused_fits_note(run.fits)[0]
+
+
+@pytest.mark.slow
+def test_run_fit_adds_the_bayesian_twin_unless_no_bayes(tmp_path):
+    run = _run(tmp_path, "--draws", "200", "--no-cache")
+    run._lme4 = False          # statsmodels, so the test needs no R
+    fits = run.fit("y ~ x + (1|frame)", _paired_rows(), name="m")
+    assert list(fits) == ["statsmodels", "pymc"]
+    slope = {b: f.coefs.set_index("term").loc["x", "estimate"] for b, f in fits.items()}
+    # well-identified data: the posterior mean lies within 0.15 of the REML estimate (0.8 true)
+    assert abs(slope["pymc"] - slope["statsmodels"]) < 0.15
+    assert list(_run(tmp_path, "--no-bayes", "--no-cache").fit(
+        "y ~ x + (1|frame)", _paired_rows(), name="m", backends=[])) == []
