@@ -231,6 +231,8 @@ class Run:
                              seed=self.seed if seed is None else seed, loo=loo,
                              optimizer=optimizer, contrasts=contrasts, priors=priors,
                              **self.cache)
+        if twin:
+            self.say(f"      {name}: fitted")
         return self.record_fits(name, fits)
 
     def _frequentist_backends(self, formula: str, family: str, wanted: list[str],

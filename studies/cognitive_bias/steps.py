@@ -7,6 +7,7 @@ scale -> a language model as a coreference model -> report.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pandas as pd
@@ -32,9 +33,26 @@ def lme4_usable(run) -> bool:
                               "(crossed random effects)")
 
 
-def qa_side(loaded, args, log):
-    """(all pro/anti trials with `ignored`, analysed trials, human accuracy, the effect of
-    --drop-repeated-responses per cell or None)."""
+@dataclass(frozen=True)
+class QASide:
+    """The human QA trials, as the later steps need them."""
+    trials: pd.DataFrame               # every pro/anti trial, with `ignored`
+    analysed: pd.DataFrame             # the trials the analysis uses
+    accuracy: pd.DataFrame             # human accuracy per dataset x alpha x condition
+    repeat_effect: pd.DataFrame | None  # what --drop-repeated-responses changed, per cell
+
+
+@dataclass(frozen=True)
+class SystemsSide:
+    """The coreference systems on the analysed human trials' sentences."""
+    accuracy: pd.DataFrame     # under the published rule
+    rules: pd.DataFrame        # both rules side by side
+    scored: pd.DataFrame       # every scored sentence
+    qa_rows: pd.DataFrame      # the published rule's rows on the QA sentences
+
+
+def qa_side(loaded, args, log) -> QASide:
+    """The human QA side (see QASide)."""
     ignore_in = IGNORE_CHOICES[args.ignore_non_coreference]
     qa = loaded.tables["qa"]
     effect = None
@@ -45,19 +63,18 @@ def qa_side(loaded, args, log):
     accuracy = A.human_accuracy(trials)
     if args.drop_repeated_responses:
         effect = A.repeated_responses_effect(every, accuracy)
-    return trials, A.drop_ignored(trials, log), accuracy, effect
+    return QASide(trials, A.drop_ignored(trials, log), accuracy, effect)
 
 
-def systems_side(loaded, analysed: pd.DataFrame, log):
-    """(accuracy under the published rule, both rules side by side, every scored sentence,
-    the published rule's rows on the QA sentences) on the analysed human trials' sentences."""
+def systems_side(loaded, analysed: pd.DataFrame, log) -> SystemsSide:
+    """The systems on the analysed human trials' sentences (see SystemsSide)."""
     scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
                                 log)
     seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
     rows = {rule: S.rule_rows(seen, rule, log) for rule in S.RULES}
     by_rule = {rule: A.system_accuracy(r) for rule, r in rows.items()}
     both = pd.concat([t.assign(rule=rule) for rule, t in by_rule.items()], ignore_index=True)
-    return (by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
+    return SystemsSide(by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
         columns=["alpha", "n_ignored"]), scored, rows["published"])
 
 
@@ -109,8 +126,12 @@ def load(run, _):
 def fit(run, s):
     args, log = run.args, run.log
     say("[2/6] QA accuracy per dataset x alpha x condition")
-    s.trials, analysed, human, s.repeat_effect = qa_side(s.loaded, args, log)
-    systems, s.system_rules, scored, qa_systems = systems_side(s.loaded, analysed, log)
+    qa = qa_side(s.loaded, args, log)
+    s.trials, analysed, human, s.repeat_effect = (qa.trials, qa.analysed, qa.accuracy,
+                                                  qa.repeat_effect)
+    systems_found = systems_side(s.loaded, analysed, log)
+    systems, s.system_rules = systems_found.accuracy, systems_found.rules
+    scored, qa_systems = systems_found.scored, systems_found.qa_rows
 
     say("[3/6] correct ~ stereotype * alpha GLMMs")
     use_lme4 = lme4_usable(run)

@@ -8,7 +8,11 @@ direct method vs the Bayesian one -> the human data's own GLMM -> report.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
 
 from gbstats.data import role_nouns as rn
 from gbstats.mixed.fitting import stack_fits
@@ -34,8 +38,18 @@ def load_data(args, log):
     return trials, prior
 
 
-def model_predictions(run, prior):
-    """(lm, states, sentence scores, item-level probabilities, direct-method outputs)."""
+@dataclass(frozen=True)
+class ModelPredictions:
+    """What scoring the stimuli gives the later steps."""
+    lm: Any                      # the LanguageModel
+    states: list[str]            # the states the sentences name
+    scored: pd.DataFrame         # one row per sentence
+    item_probs: pd.DataFrame     # P(V | C) per item, averaged over states
+    direct: pd.DataFrame | None  # the direct method against the posterior, if any set allows
+
+
+def model_predictions(run, prior) -> ModelPredictions:
+    """Score every sentence; the three methods' probabilities (see ModelPredictions)."""
     from studies.role_nouns import scoring as S
 
     args = run.args
@@ -56,7 +70,7 @@ def model_predictions(run, prior):
     else:
         run.note(f"No role-noun set has only single-token variants for {lm.name}, so the "
                      "direct method was not run.")
-    return lm, states, scored, item_probs, direct
+    return ModelPredictions(lm, states, scored, item_probs, direct)
 
 
 def fit_human_model(run, trials) -> dict:
@@ -79,7 +93,9 @@ def load(run, _):
 
 def score(run, s):
     if run.wants_model:
-        s.lm, s.states, s.scored, s.item_probs, s.direct = model_predictions(run, s.prior)
+        predicted = model_predictions(run, s.prior)
+        s.lm, s.states, s.scored = predicted.lm, predicted.states, predicted.scored
+        s.item_probs, s.direct = predicted.item_probs, predicted.direct
         run.write_csv("sentence_scores.csv", s.scored)
         from studies.role_nouns import scoring as S
 
