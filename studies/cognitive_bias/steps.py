@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.exclusions import ExclusionLog
+from gbstats.exclusions import SELECTED, ExclusionLog
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
@@ -102,7 +102,7 @@ def language_model_side(run, loaded, trials: pd.DataFrame):
     chosen = LM.select_sentences(wino, args.limit)
     if args.limit is not None:
         log.record(f"wino sentences beyond --limit {args.limit}", len(wino) - len(chosen),
-                   unit="sentences", stage="cognitive_bias.lm")
+                   unit="sentences", stage="cognitive_bias.lm", kind=SELECTED)
     pool = LM.wino_candidates(LM.wino_rows(loaded.tables["sentence_pool"]))
     say(f"  scoring {2 * len(chosen)} candidate sentences with {args.model}")
     lm = run.model()

@@ -31,9 +31,9 @@ def load_data(args, log):
     log.extend(data.exclusions)
     trials, prior = data.tables["trials"], data.tables["variant_prior"]
     if chosen:
-        trials = log.drop(trials, ~trials["role_noun_set"].isin(chosen),
-                          f"role-noun set not among --sets {','.join(chosen)}", unit="trials",
-                          stage=STUDY)
+        trials = log.select(trials, ~trials["role_noun_set"].isin(chosen),
+                            f"role-noun set not among --sets {','.join(chosen)}", unit="trials",
+                            stage=STUDY)
         prior = prior[prior["role_noun_set"].isin(chosen)].reset_index(drop=True)
     return trials, prior
 

@@ -53,8 +53,8 @@ def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog) -> pd.Dat
     require_columns(df, ["ID", "exp", "cond", "itm", "rating", "clust", "nBAcc"], source=source)
     df = df.reset_index(drop=True)
     df["_row"] = df.index + 2
-    df = log.drop(df, df["exp"].astype(str) == "practice", "practice trials (exp == 'practice')",
-                  unit="trials", stage=STAGE)
+    df = log.select(df, df["exp"].astype(str) == "practice",
+                    "practice trials (exp == 'practice')", unit="trials", stage=STAGE)
     df = validate_frame(df, source=source, required=["ID", "cond"], numeric=["itm", "clust"],
                         allowed={"cond": list(CAMILLIERE_CONDITIONS),
                                  "clust": list(CAMILLIERE_CLUSTERS)},
