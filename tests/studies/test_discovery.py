@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,19 +70,24 @@ def studies_copy(tmp_path_factory) -> Path:
     return root
 
 
-def test_a_new_folder_is_listed_and_runs(studies_copy, tmp_path):
-    # studies_copy first on the path: its `studies` package is the one imported
-    path = [studies_copy, REPO]
-    listed = python_m(["studies"], studies_copy, path)
+def list_then_run(name: str, summary: str, cwd: Path, path: list[Path], out: Path):
+    """(the `python -m studies` listing, results.json of `python -m studies <name>`)."""
+    listed = python_m(["studies"], cwd, path)
     assert listed.returncode == 0, listed.stderr
-    assert "brand_new" in listed.stdout and "A study nobody registered" in listed.stdout
-    assert "singular_they" in listed.stdout            # the shipped studies are still there
-    out = tmp_path / "out"
-    done = python_m(["studies", "brand_new", "--model", "none", "--out", str(out)],
-                    studies_copy, path)
+    assert re.search(rf"{name} +{summary}", listed.stdout), listed.stdout
+    done = python_m(["studies", name, "--model", "none", "--out", str(out)], cwd, path)
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["tables"]["x"] == [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}]
+    return listed.stdout, results
+
+
+def test_a_new_folder_is_listed_and_runs(studies_copy, tmp_path):
+    # studies_copy first on the path: its `studies` package is the one imported
+    out = tmp_path / "out"
+    listing, results = list_then_run("brand_new", "A study nobody registered", studies_copy,
+                                     [studies_copy, REPO], out)
+    assert "singular_they" in listing            # the shipped studies are still there
     # the recorded command is the one a user types to run it again
     assert results["provenance"]["command"] == (
         f"python -m studies.brand_new --model none --out {out}")
@@ -111,15 +117,8 @@ def third_party(tmp_path_factory) -> Path:
 
 
 def test_an_entry_point_study_is_listed_and_runs(third_party, tmp_path):
-    path = [REPO, third_party]
-    listed = python_m(["studies"], REPO, path)
-    assert listed.returncode == 0, listed.stderr
-    assert "plugged_in" in listed.stdout and "From another package" in listed.stdout
-    out = tmp_path / "out"
-    done = python_m(["studies", "plugged_in", "--model", "none", "--out", str(out)], REPO, path)
-    assert done.returncode == 0, done.stderr
-    results = json.loads((out / "results.json").read_text())
-    assert results["tables"]["x"][2] == {"x": 3.0}
+    _, results = list_then_run("plugged_in", "From another package", REPO, [REPO, third_party],
+                               tmp_path / "out")
     # no `python -m studies.plugged_in` exists for it: the command runs it through the lister
     assert results["provenance"]["command"].startswith("python -m studies plugged_in ")
 
