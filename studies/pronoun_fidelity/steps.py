@@ -14,6 +14,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
+from gbstats.mixed.fitting import coding_note
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
@@ -199,8 +200,9 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
             f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
             "priors on the coefficients)."))
-        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
-                     "(unique instances)")
+        coding = coding_note(next(iter(fits.values())))   # the same for every model's fits
+        report.table("glmm", A.glmm_table(fits), f"Logistic mixed model of correctness "
+                     f"(unique instances). {coding}".strip())
         report.table("distractor_effects", effects,
                      "How fidelity changes with distractors: per pronoun set, the change in the "
                      "log-odds of a correct answer with k distractors against the fewest "
