@@ -107,8 +107,11 @@ class Study:
         return run_study(self, argv, prog)
 
     def run_as_main(self):
-        """`python -m studies.<name>`: run with the command-line flags, then exit_process."""
-        exit_process(self.main())
+        """`python -m <package>`: run with the command-line flags, then exit_process. The
+        provenance records the module that was run (a study in another package too)."""
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        prog = f"python -m {spec.name.removesuffix('.__main__')}" if spec else None
+        exit_process(self.main(prog=prog))
 
 
 @dataclass

@@ -101,6 +101,10 @@ def test_a_study_run_as_a_module_writes_everything_and_its_exit_code(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["tables"]
     assert (out / "report.md").read_text().rstrip()
+    # what the user typed, not the path of a __main__.py
+    assert results["provenance"]["command"] == (
+        f"python -m studies.example_they --frames 2 --no-bayes --out {out} "
+        f"--cache-dir {tmp_path / 'cache'}")
 
 
 def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
