@@ -71,13 +71,15 @@ def plural(kind: str) -> str:
 class UnknownNameError(GbstatsError, KeyError):
     """An unknown registry name (dataset, model, study); suggests close matches."""
 
-    def __init__(self, kind: str, name: str, known: list[str]):
+    def __init__(self, kind: str, name: str, known: list[str], hint: str = ""):
+        """`hint` (optional) ends the message: how to make a new name known."""
         import difflib
 
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        self.message = (f"unknown {kind} {name!r}.{hint} "
-                        f"Known {plural(kind)}: {', '.join(sorted(known))}.")
+        suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        self.message = (f"unknown {kind} {name!r}.{suggestion} "
+                        f"Known {plural(kind)}: {', '.join(sorted(known))}."
+                        + (f" {hint}" if hint else ""))
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message

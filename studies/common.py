@@ -9,9 +9,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable
-
-from gbstats.errors import GbstatsError
 
 DEFAULT_MODEL = "smollm2-135m"
 _STARTED = time.perf_counter()
@@ -100,14 +97,3 @@ def dataset_checksums(names: list[str], data_dir=None) -> dict[str, str]:
 def say(message: str) -> None:
     """Progress messages, with the time elapsed, go to stderr (stdout stays clean)."""
     print(f"[{time.perf_counter() - _STARTED:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-def run_main(study: str, parser: argparse.ArgumentParser, run: Callable, argv=None) -> int:
-    """Parse flags, run, and turn gbstats errors into one clean line and exit code 2."""
-    args = parser.parse_args(argv)
-    try:
-        run(args)
-    except GbstatsError as exc:
-        print(f"studies.{study}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0

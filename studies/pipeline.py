@@ -11,14 +11,17 @@ A study declares what is particular to it, as a `Study`:
         load=load, score=score, fit=fit, tables=tables,   # run -> state -> state
         report=report)                        # (run, StudyReport, state): only writes
 
-and its `run.py` ends with `main = STUDY.main`. The runner (`run_study`) owns
-everything else: parsing and the common flags, the score-cache flags
-(`run.cache`), loading models (`run.model()`), the lme4 availability notice
-(`run.lme4_available()`, one message per run), the notes (`run.note()`,
-shown by `run.notes_markdown()`), fit warnings (`run.warn()`), exclusions
-(`run.log`), provenance, the CSV / JSON / LaTeX outputs, the closing message,
-and error handling: every expected failure (a `GbstatsError`) becomes one
-line on stderr and exit code 2, never a traceback.
+and its `run.py` ends with `main = STUDY.main`; `python -m studies` finds it
+by its folder (studies.discovery). The runner (`run_study`) owns everything
+else: parsing and the common flags, the score-cache flags (`run.cache`),
+loading models (`run.model()`), mixed-model fits (`run.fit()`: lme4, the
+statsmodels fallback without R, the Bayesian twin, the fit cache, warnings and
+the reused-fits note), progress lines (`run.say()`), the notes
+(`run.note()`, shown by `run.notes_markdown()`), exclusions and design
+selections (`run.log`), provenance (with the command that re-runs it), the
+CSV / JSON / LaTeX outputs, the closing message, and error handling: every
+expected failure (a `GbstatsError`) becomes one line on stderr and exit code
+2, never a traceback.
 
 Steps receive the `Run` and the previous step's result (`load` receives
 None); a step a study does not need is left out.
@@ -28,8 +31,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +68,8 @@ class Study:
     description: str
     load: Step
     report: Callable[["Run", Any, Any], None]
+    # one line for the `python -m studies` listing (default: the description's first sentence)
+    summary: str = ""
     score: Step = _unchanged
     fit: Step = _unchanged
     tables: Step = _unchanged
@@ -96,13 +102,17 @@ class Study:
         return add_common_flags(parser, self.name, model_none=self.model == "optional",
                                 multiple_models=self.model == "many", bayes=self.bayes)
 
-    def main(self, argv: Sequence[str] | None = None) -> int:
-        """Run with these flags (default: the command line); the exit code."""
-        return run_study(self, argv)
+    def main(self, argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+        """Run with these flags (default: the command line); the exit code. `prog` is the
+        command that runs the study (default `python -m studies.<name>`)."""
+        return run_study(self, argv, prog)
 
     def run_as_main(self):
-        """`python -m studies.<name>`: run with the command-line flags, then exit_process."""
-        exit_process(self.main())
+        """`python -m <package>`: run with the command-line flags, then exit_process. The
+        provenance records the module that was run (a study in another package too)."""
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        prog = f"python -m {spec.name.removesuffix('.__main__')}" if spec else None
+        exit_process(self.main(prog=prog))
 
 
 @dataclass
@@ -117,6 +127,10 @@ class Run:
     data_files: dict[str, str] = field(default_factory=dict)
     provenance_extra: dict[str, Any] = field(default_factory=dict)
     csv_outputs: dict[str, tuple[pd.DataFrame, str]] = field(default_factory=dict)
+    # {what was fitted: {backend label: FitResult}}, from run.fit / run.record_fits
+    fits: dict[str, dict] = field(default_factory=dict)
+    # the command that runs this study, as a user types it (provenance adds the flags)
+    command: str = ""
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -188,6 +202,73 @@ class Run:
                 self.note(LME4_MISSING.format(skipped=skipped, verb="were" if plural else "was"))
         return self._lme4
 
+    # -- mixed models --------------------------------------------------------------
+    def fit(self, formula: str, data: pd.DataFrame, *, name: str, family: str = "gaussian",
+            backends: Sequence[str] = ("lme4",), twin: bool | None = None,
+            contrasts: Mapping | None = None, optimizer: str | None = None,
+            priors: Mapping | None = None, draws: int | None = None, seed: int | None = None,
+            loo: bool = True) -> dict:
+        """Fit `formula` on `data`: {backend label: FitResult}, in stack_fits' order.
+
+        Each of `backends` ("lme4", "statsmodels"; empty for the twin only),
+        then the Bayesian twin ("pymc") when `twin` (default: unless
+        --no-bayes). Without R, "lme4" becomes "statsmodels" where statsmodels
+        can fit the model (gaussian, one grouping factor) and is skipped
+        otherwise, with a note either way. Fits go through the fit cache with
+        the run's flags (--no-cache, --cache-dir). The warnings go to the
+        report, labelled with `name`; the runner adds the reused-fits note.
+        """
+        from gbstats.mixed.fitting import fit_with_twin
+
+        if name in self.fits:
+            raise ValueError(f"run.fit: the name {name!r} is already used by another fit of "
+                             f"this run; expected one name per fit (it labels the warnings)")
+        twin = self.bayes if twin is None else twin
+        chosen = self._frequentist_backends(formula, family, list(backends), name)
+        engines = chosen + (["pymc"] if twin else [])
+        if not engines:
+            return self.record_fits(name, {})
+        self.say(f"      fitting {name}: {formula} ({', '.join(engines)})"
+                 + (" - the Bayesian twin takes a minute or more" if twin else ""))
+        fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
+                             draws=getattr(self.args, "draws", 1000) if draws is None else draws,
+                             seed=self.seed if seed is None else seed, loo=loo,
+                             optimizer=optimizer, contrasts=contrasts, priors=priors,
+                             **self.cache)
+        if twin:
+            self.say(f"      {name}: fitted")
+        return self.record_fits(name, fits)
+
+    def _frequentist_backends(self, formula: str, family: str, wanted: list[str],
+                              name: str) -> list[str]:
+        """`wanted`, with lme4 replaced (or dropped, noted) when R/lme4 is absent."""
+        if "lme4" not in wanted or self.lme4_available("the lme4 fits"):
+            return wanted
+        rest = [b for b in wanted if b != "lme4"]
+        reason = statsmodels_cannot_fit(formula, family)
+        if reason is None and "statsmodels" not in rest:
+            self.note(f"{name}: fitted with statsmodels instead of lme4 (REML, Wald tests)")
+            return rest + ["statsmodels"]
+        if reason is not None:
+            self.note(f"{name}: no lme4 fit, and statsmodels cannot fit it ({reason})")
+        return rest
+
+    def record_fits(self, name: str, fits: Mapping) -> dict:
+        """Fits made elsewhere (a gbstats function that fits for the study): their warnings go
+        to the report, and the reused-fits note names them."""
+        from gbstats.mixed.fitting import fit_warnings
+
+        self.fits[name] = dict(fits)
+        self.warn(fit_warnings(fits, name))
+        return self.fits[name]
+
+    # -- progress --------------------------------------------------------------
+    @staticmethod
+    def say(message: str) -> None:
+        """A progress line on stderr with the time elapsed: before every long step (scoring,
+        a bootstrap, a Bayesian fit), so a run is never silent for a minute."""
+        say(message)
+
     # -- outputs besides the report ----------------------------------------------
     def write_csv(self, name: str, table: pd.DataFrame, sep: str = ",") -> None:
         """Write `table` to <out>/<name> with the report (CSV or, with sep="\\t", TSV)."""
@@ -204,10 +285,24 @@ class Run:
         self.data_files.update(file_checksums([p for p in paths if p]))
 
 
-def _execute(study: Study, args: argparse.Namespace) -> dict | None:
+def statsmodels_cannot_fit(formula: str, family: str) -> str | None:
+    """Why statsmodels MixedLM cannot fit this model, or None when it can."""
+    from gbstats.mixed.engines.statsmodels import UnsupportedByStatsmodels, check_supported
+    from gbstats.mixed.formula import parse_formula
+
+    try:
+        check_supported(parse_formula(formula), family)
+    except UnsupportedByStatsmodels:
+        return ("a binomial GLMM" if family != "gaussian" else
+                "it takes one grouping factor with one random term")
+    return None
+
+
+def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
+    from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.outputs import StudyReport, check_output_folder, provenance, staged_folder
 
-    run = Run(study, args)
+    run = Run(study, args, command=command)
     if study.shortcut is not None and study.shortcut(run):
         return None
     # An unwritable --out is found now, not after minutes of scoring and fitting.
@@ -221,6 +316,8 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
         run.note(f"Score cache: {rejected}")
     state = study.fit(run, state)
     state = study.tables(run, state)
+    for note in reused_fits_note(run.fits):
+        run.note(note)
 
     say("writing the report")
     # Everything is written into a hidden sibling folder that replaces --out at the end,
@@ -234,8 +331,8 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
             table.to_csv(staging / name, sep=sep, index=False)
         data_files = dataset_checksums(list(study.datasets), args.data_dir)
         data_files.update(run.data_files)
-        prov = provenance(study.name, seed=args.seed, models=run.models, data_files=data_files,
-                          extra=run.provenance_extra)
+        prov = provenance(study.name, argv=shlex.split(run.command), seed=args.seed,
+                          models=run.models, data_files=data_files, extra=run.provenance_extra)
         written = report.write(prov)
     paths = {key: run.out / Path(path).relative_to(staging) for key, path in written.items()}
     say(f"wrote {paths['report']} and {paths['results']}")
@@ -244,9 +341,12 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
 
 def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Parse the flags, run the steps, write the report; 0, or 2 with one clean message."""
+    prog = prog or study.prog
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = study.build_parser(prog).parse_args(argv)
     try:
-        _execute(study, args)
+        # provenance records what a user types to run it again: `python -m studies.<name> ...`
+        _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
     except GbstatsError as exc:
         print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
         return 2

@@ -298,9 +298,10 @@ def exclude_inattentive(trials: pd.DataFrame, accuracy: pd.Series,
 
 
 def keep_critical(trials: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
-    return log.drop(trials, trials["type"] != CRITICAL,
-                    "not a critical trial (practice, filler or attention check)",
-                    unit="trials", stage=NAME)
+    # the design's other trials, not data lost: logged as selected by design
+    return log.select(trials, trials["type"] != CRITICAL,
+                      "not a critical trial (practice, filler or attention check)",
+                      unit="trials", stage=NAME)
 
 
 def exclude_missing(trials: pd.DataFrame, column: str, what: str,

@@ -54,11 +54,16 @@ class Coding:
         if self.kind == "treatment":
             return f"{self.variable}: treatment (reference level {self.levels[0]!r})"
         if self.kind == "sum":
-            return (f"{self.variable}: sum-to-zero (R's contr.sum; levels {list(self.levels)} "
-                    f"coded +1 in their own column, {self.levels[-1]!r} -1 in every column; "
-                    "main effects are deviations from the mean of the level means)")
-        rows = "; ".join(f"{lv} = {list(np.round(self.matrix[i], 6))}" for i, lv in enumerate(self.levels))
-        return f"{self.variable}: user matrix with columns {list(self.names)} ({rows})"
+            # Name each term: a reader of "close1" must not have to know R's column naming.
+            plus = ", ".join(f"{self.variable}{name} = +1 for {level!r}"
+                             for name, level in zip(self.names, self.levels))
+            return (f"{self.variable}: sum-to-zero (R's contr.sum; {plus}; {self.levels[-1]!r} "
+                    "= -1 in every column, other levels 0; main effects are deviations from "
+                    "the mean of the level means)")
+        rows = "; ".join(f"{lv} = {list(np.round(self.matrix[i], 6))}"
+                         for i, lv in enumerate(self.levels))
+        terms = [f"{self.variable}{name}" for name in self.names]   # the coefficient names
+        return f"{self.variable}: user matrix with columns {terms} ({rows})"
 
     def to_record(self) -> dict:
         """A JSON-able record for fit_stats["contrasts"]."""

@@ -52,17 +52,19 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
 
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
                    draws: int = 1000, tune: int | None = None, seed: int | None = None,
-                   loo: bool = True, contrasts: Mapping | None = None):
+                   loo: bool = True, contrasts: Mapping | None = None,
+                   priors: Mapping | None = None):
     """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
+    `priors` go to bambi (gbstats.mixed.bayes.fit_bayes; None: its defaults).
     """
     from gbstats.mixed.bayes import fit_bayes
 
     if family not in _BAYES_FAMILY:
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
-    return fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws,
+    return fit_bayes(formula, data, family=_BAYES_FAMILY[family], priors=priors, draws=draws,
                      tune=draws if tune is None else tune, seed=seed, loo=loo, contrasts=contrasts)
 
 
@@ -70,11 +72,13 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                   family: str = "gaussian", bayes: bool = True, draws: int = 1000,
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
                   optimizer: str | None = None, contrasts: Mapping | None = None,
-                  use_cache: bool = False, cache_dir=None) -> dict:
+                  priors: Mapping | None = None, use_cache: bool = False,
+                  cache_dir=None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). The order of the dict is the
-    order of the rows in `stack_fits`. With `use_cache=True` a fit whose
+    order of the rows in `stack_fits`. `priors` are the twin's (bambi's
+    defaults when None). With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
@@ -86,9 +90,11 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                           optimizer=optimizer, contrasts=contrasts, **cache)
             for b in backends}
     if bayes:
+        # priors enter the cache key only when given, so default-prior keys stay as they were
+        options = {"priors": priors} if priors is not None else {}
         fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
                                          draws=draws, tune=tune, seed=seed, loo=loo,
-                                         contrasts=contrasts, **cache)
+                                         contrasts=contrasts, **options, **cache)
     return fits
 
 
@@ -107,6 +113,22 @@ def stack_fits(fits: Mapping, columns: Sequence[str] = FIT_COLUMNS) -> pd.DataFr
     columns = list(columns)
     rows = [fit.coefs.assign(backend=label)[columns] for label, fit in fits.items()]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
+
+
+def coding_note(fits: Mapping) -> str:
+    """How the fits code their factor predictors (which level is +1 / -1, the reference level,
+    or the matrix), one sentence for a table caption; "" when no predictor is a factor.
+
+    The fits of one call share one coding (the same formula, data and contrasts), so the
+    first fit that recorded one speaks for all.
+    """
+    from gbstats.mixed.contrasts import codings_from_records, describe_codings
+
+    for fit in fits.values():
+        records = fit.fit_stats.get("contrasts") or {}
+        if records:
+            return describe_codings(codings_from_records(records))
+    return ""
 
 
 def fit_warnings(fits: Mapping, what: str) -> list[str]:

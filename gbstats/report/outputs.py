@@ -232,6 +232,26 @@ def escape_latex(text: Any) -> str:
     return _LATEX_SPECIAL.sub(lambda m: LATEX_ESCAPES[m.group()], text)
 
 
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def markdown_to_latex(text: Any) -> str:
+    """Caption or note text (Markdown) as LaTeX: code spans (`y ~ x + (1|g)`) become
+    \\texttt{} and everything else prints literally (escape_latex, inside the spans too).
+
+    A caption is written once for report.md and tables/*.tex, so it is Markdown;
+    a backtick with no partner is kept as text.
+    """
+    text = str(text)
+    pieces, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces.append(escape_latex(text[last:span.start()]))
+        pieces.append(r"\texttt{" + escape_latex(span.group(1)) + "}")
+        last = span.end()
+    pieces.append(escape_latex(text[last:]))
+    return "".join(pieces)
+
+
 def _latex_cell(plain: str, kind: str) -> str:
     """A formatted cell in LaTeX; kind is "text", "number" or "p".
 
@@ -271,7 +291,8 @@ def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: in
     """A standalone booktabs `table` environment for `df` (needs only \\usepackage{booktabs}).
 
     Cells, headers, caption and notes are escaped, so any text prints
-    literally. Numbers get `digits` significant digits and the columns named
+    literally; Markdown code spans in the caption and notes become
+    \\texttt{}. Numbers get `digits` significant digits and the columns named
     in `p_columns` are formatted as p-values (see the module doc). Numeric
     columns are right-aligned, text columns left-aligned. `label` (e.g.
     "tab:lmm") may be None for no \\label.
@@ -286,7 +307,7 @@ def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: in
     header = _latex_row(escape_latex(h) for h in _header_labels(frame.columns, column_labels))
     body = [_latex_row(_latex_cell(cells.at[i, c], kind[c]) for c in frame.columns)
             for i in cells.index]
-    lines = [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{escape_latex(caption)}}}"]
+    lines = [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{markdown_to_latex(caption)}}}"]
     if label is not None:
         lines.append(f"\\label{{{label}}}")
     lines += [f"\\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule",
@@ -294,7 +315,7 @@ def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: in
     if notes:
         note_list = [notes] if isinstance(notes, str) else list(notes)
         lines += [r"\par\medskip", r"\begin{minipage}{\linewidth}\footnotesize",
-                  r"\textit{Note.} " + " ".join(escape_latex(n) for n in note_list),
+                  r"\textit{Note.} " + " ".join(markdown_to_latex(n) for n in note_list),
                   r"\end{minipage}"]
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
@@ -549,6 +570,15 @@ SIMULATED = "SIMULATED"
 _NAME_OK = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 
+def _left_out_text(frame: pd.DataFrame, lead: str, when_empty: str) -> str:
+    """"<lead>: 12 trials; 3 participants." and the table of reasons, or `when_empty`."""
+    if frame.empty:
+        return when_empty
+    total = frame.groupby("unit", sort=False)["n"].sum()
+    summary = "; ".join(f"{n} {unit}" for unit, n in total.items())
+    return f"{lead}: {summary}.\n\n" + to_markdown_table(frame.drop(columns="kind"))
+
+
 class StudyReport:
     """Builds a study's report folder: report.md, results.json, tables/, figures/.
 
@@ -611,6 +641,17 @@ class StudyReport:
         self.table_paths.append(path)
         return path
 
+    def fit_table(self, name: str, fits: Mapping, caption: str, **options) -> Path:
+        """The coefficients of {backend label: FitResult} as one table (stack_fits), whose caption
+        ends by saying how each factor is coded (gbstats.mixed.fitting.coding_note): which
+        level is +1 / -1, the reference level or the matrix, so every term name reads alone.
+        `options` go to `table`."""
+        from gbstats.mixed.fitting import coding_note, stack_fits
+
+        note = coding_note(fits)
+        caption = f"{caption.rstrip('.')}. {note}" if note else caption
+        return self.table(name, stack_fits(fits), caption, **options)
+
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
                **savefig_options) -> Path:
         """Write figures/<name>.png (see gbstats.report.figures.savefig) and show it in report.md."""
@@ -630,15 +671,21 @@ class StudyReport:
 
     def exclusions(self, log, heading: str = "Exclusions",
                    simulated: bool | None = None) -> "StudyReport":
-        """A section listing every exclusion in `log` (an ExclusionLog) with reason and count."""
+        """A section listing every exclusion in `log` (an ExclusionLog) with reason and count.
+
+        Rows left out by the design's choice (`ExclusionLog.select`) are listed
+        apart, under "Selected by design", and never counted as excluded: a
+        subset the analysis is about is not data lost.
+        """
+        from gbstats.exclusions import SELECTED
+
         frame = log.to_frame()
         self.exclusion_records.extend(log.to_records())
-        if frame.empty:
-            return self.section(heading, "No rows were excluded.", simulated)
-        total = frame.groupby("unit", sort=False)["n"].sum()
-        summary = "; ".join(f"{n} {unit}" for unit, n in total.items())
-        return self.section(heading, f"Excluded in total: {summary}.\n\n"
-                            + to_markdown_table(frame), simulated)
+        selected = frame["kind"] == SELECTED
+        parts = [_left_out_text(frame[~selected], "Excluded in total", "No rows were excluded."),
+                 _left_out_text(frame[selected], "Selected by design (the analysis's chosen "
+                                "subset, not data loss); left out", "")]
+        return self.section(heading, "\n\n".join(p for p in parts if p), simulated)
 
     def warnings(self, warnings: Sequence[str], heading: str = "Warnings",
                  simulated: bool | None = None) -> "StudyReport":

@@ -83,13 +83,13 @@ def critical_trials(qa: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
     out = qa
     for dataset in DATASETS:
         in_dataset = out["dataset"] == dataset
-        out = log.drop(out, in_dataset & (out["condition"] == "filler"),
-                       f"{dataset} QA: filler question (not a coreference item)",
-                       unit="trials", stage=STAGE)
+        out = log.select(out, in_dataset & (out["condition"] == "filler"),
+                         f"{dataset} QA: filler question (not a coreference item)",
+                         unit="trials", stage=STAGE)
         in_dataset = out["dataset"] == dataset
-        out = log.drop(out, in_dataset & (out["condition"] == "neutral"),
-                       f"{dataset} QA: neutral item (no stereotype condition)",
-                       unit="trials", stage=STAGE)
+        out = log.select(out, in_dataset & (out["condition"] == "neutral"),
+                         f"{dataset} QA: neutral item (no stereotype condition)",
+                         unit="trials", stage=STAGE)
     unknown = ~out["condition"].isin(CONDITIONS)
     if unknown.any():
         raise DataValidationError("unexpected QA condition", source="cog_gb_eval2023.qa",
@@ -334,11 +334,6 @@ def posterior_summary(fits_by_dataset: dict) -> pd.DataFrame:
                      "n_draws": int(draws.size)})
     return pd.DataFrame(rows, columns=["dataset", "parameter", "posterior_mean", "ci_low",
                                        "ci_high", "p_effect_grows_as_alpha_shrinks", "n_draws"])
-
-
-def fit_warnings(fits_by_dataset: dict) -> list[str]:
-    return [f"{dataset} [{label}]: {w}" for dataset, fits in fits_by_dataset.items()
-            for label, r in fits.items() for w in r.warnings]
 
 
 # --------------------------------------------------------------------------- human scale

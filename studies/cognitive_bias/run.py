@@ -38,6 +38,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="cognitive_bias",
+    summary="Humans under time pressure vs coreference models (Lior & Stanovsky 2023)",
     title="Humans under time pressure versus coreference models",
     description="Humans under time pressure versus coreference models (Lior & Stanovsky "
                 "2023): QA accuracy on pro/anti-stereotypical sentences at each time "

@@ -7,13 +7,12 @@ scale -> a language model as a coreference model -> report.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import reused_fits_note
-
+from gbstats.exclusions import SELECTED, ExclusionLog
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
@@ -34,9 +33,26 @@ def lme4_usable(run) -> bool:
                               "(crossed random effects)")
 
 
-def qa_side(loaded, args, log):
-    """(all pro/anti trials with `ignored`, analysed trials, human accuracy, the effect of
-    --drop-repeated-responses per cell or None)."""
+@dataclass(frozen=True)
+class QASide:
+    """The human QA trials, as the later steps need them."""
+    trials: pd.DataFrame               # every pro/anti trial, with `ignored`
+    analysed: pd.DataFrame             # the trials the analysis uses
+    accuracy: pd.DataFrame             # human accuracy per dataset x alpha x condition
+    repeat_effect: pd.DataFrame | None  # what --drop-repeated-responses changed, per cell
+
+
+@dataclass(frozen=True)
+class SystemsSide:
+    """The coreference systems on the analysed human trials' sentences."""
+    accuracy: pd.DataFrame     # under the published rule
+    rules: pd.DataFrame        # both rules side by side
+    scored: pd.DataFrame       # every scored sentence
+    qa_rows: pd.DataFrame      # the published rule's rows on the QA sentences
+
+
+def qa_side(loaded, args, log) -> QASide:
+    """The human QA side (see QASide)."""
     ignore_in = IGNORE_CHOICES[args.ignore_non_coreference]
     qa = loaded.tables["qa"]
     effect = None
@@ -47,19 +63,18 @@ def qa_side(loaded, args, log):
     accuracy = A.human_accuracy(trials)
     if args.drop_repeated_responses:
         effect = A.repeated_responses_effect(every, accuracy)
-    return trials, A.drop_ignored(trials, log), accuracy, effect
+    return QASide(trials, A.drop_ignored(trials, log), accuracy, effect)
 
 
-def systems_side(loaded, analysed: pd.DataFrame, log):
-    """(accuracy under the published rule, both rules side by side, every scored sentence,
-    the published rule's rows on the QA sentences) on the analysed human trials' sentences."""
+def systems_side(loaded, analysed: pd.DataFrame, log) -> SystemsSide:
+    """The systems on the analysed human trials' sentences (see SystemsSide)."""
     scored = S.system_sentences(loaded.tables["model_outputs"], loaded.tables["sentence_pool"],
                                 log)
     seen = A.on_human_sentences(scored, A.human_sentences(analysed), log)
     rows = {rule: S.rule_rows(seen, rule, log) for rule in S.RULES}
     by_rule = {rule: A.system_accuracy(r) for rule, r in rows.items()}
     both = pd.concat([t.assign(rule=rule) for rule, t in by_rule.items()], ignore_index=True)
-    return (by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
+    return SystemsSide(by_rule["published"], both[["rule"] + A.ACCURACY_COLUMNS].drop(
         columns=["alpha", "n_ignored"]), scored, rows["published"])
 
 
@@ -87,7 +102,7 @@ def language_model_side(run, loaded, trials: pd.DataFrame):
     chosen = LM.select_sentences(wino, args.limit)
     if args.limit is not None:
         log.record(f"wino sentences beyond --limit {args.limit}", len(wino) - len(chosen),
-                   unit="sentences", stage="cognitive_bias.lm")
+                   unit="sentences", stage="cognitive_bias.lm", kind=SELECTED)
     pool = LM.wino_candidates(LM.wino_rows(loaded.tables["sentence_pool"]))
     say(f"  scoring {2 * len(chosen)} candidate sentences with {args.model}")
     lm = run.model()
@@ -111,8 +126,12 @@ def load(run, _):
 def fit(run, s):
     args, log = run.args, run.log
     say("[2/6] QA accuracy per dataset x alpha x condition")
-    s.trials, analysed, human, s.repeat_effect = qa_side(s.loaded, args, log)
-    systems, s.system_rules, scored, qa_systems = systems_side(s.loaded, analysed, log)
+    qa = qa_side(s.loaded, args, log)
+    s.trials, analysed, human, s.repeat_effect = (qa.trials, qa.analysed, qa.accuracy,
+                                                  qa.repeat_effect)
+    systems_found = systems_side(s.loaded, analysed, log)
+    systems, s.system_rules = systems_found.accuracy, systems_found.rules
+    scored, qa_systems = systems_found.scored, systems_found.qa_rows
 
     say("[3/6] correct ~ stereotype * alpha GLMMs")
     use_lme4 = lme4_usable(run)
@@ -122,13 +141,15 @@ def fit(run, s):
                                          seed=run.seed, optimizer=args.glmm_optimizer,
                                          **run.cache)
                for d in A.DATASETS}
-    for note in reused_fits_note({f"QA GLMM {d}": fits for d, fits in s.glmms.items()}):
-        run.note(note)
+    for dataset, fits in s.glmms.items():   # warnings and the reused-fits note
+        run.record_fits(f"QA GLMM {dataset}", fits)
 
     say("[4/6] MAZE: outliers, CDFs, Delta_MAZE, log_rt LMM")
     s.maze, s.outliers = M.remove_outliers(s.loaded.tables["maze"], log)
     s.delta = M.maze_delta(s.maze)
     s.maze_fits = M.fit_maze_lmm(s.maze, backend="lme4") if use_lme4 else {}
+    for dataset, fit in s.maze_fits.items():
+        run.record_fits(f"MAZE LMM {dataset}", {"lme4": fit})
     say(f"      Delta_QA and Delta_MAZE: {args.n_boot} bootstrap replicates")
     s.deltas = delta_side(analysed, qa_systems, scored, s.loaded.tables["maze"], args.n_boot,
                           run.seed, log)
@@ -139,8 +160,6 @@ def fit(run, s):
     s.accuracy = A.order_accuracy(pd.concat(parts, ignore_index=True))
     if not resolved.empty:
         run.write_csv("lm_resolutions.csv", resolved)
-    run.warn(A.fit_warnings(s.glmms)
-             + [f"MAZE LMM {d}: {w}" for d, r in s.maze_fits.items() for w in r.warnings])
     run.add_provenance(ignore_non_coreference_in=list(IGNORE_CHOICES[args.ignore_non_coreference]),
                        drop_repeated_responses=args.drop_repeated_responses,
                        lme4=use_lme4, bayes=run.bayes, draws=args.draws, limit=args.limit,

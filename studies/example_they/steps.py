@@ -1,13 +1,11 @@
-"""Each frame of data/singular_they/stimuli.tsv with a gendered name ("Aaron said that ___")
-and a non-gendered one ("Alex said that ___"): the model chooses among three forms in the
-slot (he/she/they, him/her/them...). Does a gendered name lower the odds of the they-form?"""
+"""Frames of data/singular_they/stimuli.tsv after a gendered name (Aaron) and a non-gendered one
+(Alex): a choice of three forms in the slot (he/she/they...). Does Aaron lower the odds of they?"""
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from gbstats.data.validate import read_table, validate_frame
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, stack_fits
 from models.forced_choice import forced_choice
 
 STIMULI = Path(__file__).resolve().parents[2] / "data" / "singular_they" / "stimuli.tsv"
@@ -20,15 +18,20 @@ def load(run, _):
     rows = validate_frame(read_table(STIMULI, sep="\t", keep_default_na=False), source=str(STIMULI),
                           required=["item", "frame", "antecedent_type", "target_form", "prefix",
                                     "sentence"], unique=["item"], what="stimulus")
-    rows = run.log.drop(rows, ~rows.antecedent_type.isin(NAMES), "not a name", "stimuli", "load")
+    rows = run.log.select(rows, ~rows.antecedent_type.isin(NAMES), "not a name", "stimuli", "load")
     first = sorted(rows.frame.unique())[:run.args.frames]
-    return run.log.drop(rows, ~rows.frame.isin(first), "frame beyond --frames", "stimuli", "load")
+    return run.log.select(rows, ~rows.frame.isin(first), "frame beyond --frames", "stimuli", "load")
+
+
+def with_slot(prefix: str, sentence: str, form: str) -> str:
+    """("Aaron said that", "Aaron said that they would...", "they") -> "Aaron said that ___ would..."."""
+    return f"{prefix} ___{sentence.removeprefix(f'{prefix} {form}')}"
 
 
 def score(run, rows):
     lm = run.model()
-    rows = rows.assign(slotted=[p + " ___" + s[len(p) + 1 + len(t):] for p, s, t
-                                in zip(rows.prefix, rows.sentence, rows.target_form)])
+    run.say(f"scoring {len(rows)} sentences x 3 forms with {lm.name}")
+    rows = rows.assign(slotted=list(map(with_slot, rows.prefix, rows.sentence, rows.target_form)))
     scores = pd.concat(forced_choice(list(g.slotted), RIVALS[form].split() + [form], lm=lm,
                                      items=list(g.item), slot="___", **run.cache)
                        for form, g in rows.groupby("target_form"))
@@ -41,24 +44,20 @@ def score(run, rows):
     return rows
 
 
-def fit(run, rows):
-    lme4 = run.lme4_available("the lme4 fit (statsmodels fitted the model instead)", plural=False)
-    fits = fit_with_twin(FORMULA, rows, backends=["lme4" if lme4 else "statsmodels"],
-                         bayes=run.bayes, draws=run.args.draws, seed=run.seed)
-    run.warn(fit_warnings(fits, "they log-odds LMM"))
-    return rows, fits
+def fit(run, rows):  # lme4 (statsmodels without R), the pymc twin, the fit cache, warnings
+    return rows, run.fit(FORMULA, rows, name="they log-odds LMM")
 
 
 def tables(run, state):
     rows, fits = state
     means = rows.groupby("antecedent_type", as_index=False).agg(
         n=("item", "size"), mean_p_they=("p_they", "mean"), mean_logodds=("they_logodds", "mean"))
-    return means, stack_fits(fits)
+    return means, fits
 
 
 def report(run, report, state):
-    means, coefs = state
+    means, fits = state
     report.section("Design", f"Model `{run.args.model}` chooses among three pronoun forms after a "
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
     report.table("they_by_name", means, "Mean probability and log-odds of the they-form")
-    report.table("lmm", coefs, f"`{FORMULA}`; `gendered` = 1 for a gendered name")
+    report.fit_table("lmm", fits, f"`{FORMULA}`; `gendered` = 1 for a gendered name")

@@ -38,6 +38,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="genda_lens",
+    summary="Danish gender bias in coreference and LMs (GenDa Lens: DaWinoBias, ABC)",
     title="GenDa Lens: gender bias in Danish coreference and language models",
     description="GenDa Lens (2023): gender bias in Danish coreference (DaWinoBias pro vs "
                 "anti F1; ABC anti-reflexive FPR by gender) and in language models "

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.exclusions import ExclusionLog
+from gbstats.exclusions import SELECTED, ExclusionLog
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.genda_lens import analysis as A
@@ -38,14 +38,14 @@ def select_sentences(tables: dict, limit: int | None, log
         raise DataValidationError("--limit must be at least 1", source="--limit",
                                   expected="a positive number of sentences", found=str(limit))
     keep_dawino = dawino.groupby("stereotype", sort=False).cumcount() < limit
-    dawino = log.drop(dawino, ~keep_dawino, reason=f"--limit {limit}: DaWinoBias sentences "
-                      f"after the first {limit} per condition", unit="sentences",
-                      stage="genda_lens.limit")
+    dawino = log.select(dawino, ~keep_dawino, reason=f"--limit {limit}: DaWinoBias sentences "
+                        f"after the first {limit} per condition", unit="sentences",
+                        stage="genda_lens.limit")
     first_groups = (abc.drop_duplicates("sentence_id")
                     .groupby("occupation_stereotype", sort=False).head(limit)["sentence_id"])
-    abc = log.drop(abc, ~abc["sentence_id"].isin(first_groups),
-                   reason=f"--limit {limit}: ABC sentences after the first {limit} groups per "
-                          "stereotype file", unit="sentences", stage="genda_lens.limit")
+    abc = log.select(abc, ~abc["sentence_id"].isin(first_groups),
+                     reason=f"--limit {limit}: ABC sentences after the first {limit} groups per "
+                            "stereotype file", unit="sentences", stage="genda_lens.limit")
     return dawino.reset_index(drop=True), abc.reset_index(drop=True)
 
 
@@ -58,7 +58,8 @@ def count_unused_predictions(predictions: pd.DataFrame, evaluated: set[str], kno
     outside = unused["item"].isin(known)
     if outside.any():
         log.record("prediction lines for sentences outside the --limit subset",
-                   int(outside.sum()), unit="prediction lines", stage="genda_lens.coreference")
+                   int(outside.sum()), unit="prediction lines", stage="genda_lens.coreference",
+                   kind=SELECTED)
     if (~outside).any():
         examples = ", ".join(unused.loc[~outside, "item"].head(3))
         log.record("prediction lines whose item is in no genda_lens2023 table (an excluded "
@@ -201,7 +202,8 @@ def fit(run, s):
     if s.rel is not None:
         say("  mixed model: " + A.MIXED_MODEL_FORMULA)
         s.fit = fit_mixed_model(s.rel, run.args.backend, run.notes)
-    run.warn(list(s.fit.warnings) if s.fit is not None else [])
+    if s.fit is not None:   # its warnings go to the report, labelled
+        run.record_fits("relative-perplexity mixed model", {s.fit.backend: s.fit})
     args = run.args
     average = "mean" if args.mean else "median"
     run.add_provenance(limit=args.limit, n_boot=args.n_boot, abc_average=average,

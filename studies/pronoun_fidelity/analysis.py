@@ -440,19 +440,13 @@ def glmm_rows(results: pd.DataFrame) -> pd.DataFrame:
 
 def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
               seed: int) -> dict:
-    """{backend: FitResult} for GLMM_FORMULA on one model's unique instances."""
-    data = glmm_rows(results)
-    fits = {}
-    if lme4:
-        from gbstats.mixed.lmm import fit_glmm
+    """{backend: FitResult} for GLMM_FORMULA on one model's unique instances (a notebook's
+    entry; the study fits through run.fit with the same formula, rows and priors)."""
+    from gbstats.mixed.fitting import fit_with_twin
 
-        fits["lme4"] = fit_glmm(GLMM_FORMULA, data, family="binomial", backend="lme4")
-    if bayes:
-        from gbstats.mixed.bayes import fit_bayes
-
-        fits["pymc"] = fit_bayes(GLMM_FORMULA, data, family="bernoulli", priors=GLMM_PRIORS,
-                                 draws=draws, tune=draws, seed=seed)
-    return fits
+    return fit_with_twin(GLMM_FORMULA, glmm_rows(results), backends=["lme4"] if lme4 else [],
+                         family="binomial", bayes=bayes, draws=draws, seed=seed,
+                         priors=GLMM_PRIORS)
 
 
 def distractor_effects(fit) -> pd.DataFrame:

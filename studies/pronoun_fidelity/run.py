@@ -51,6 +51,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="pronoun_fidelity",
+    summary="Pronoun use fidelity with distractors (Gautam et al. 2024, RUFF)",
     title="Pronoun use fidelity with distractors (RUFF)",
     description="Pronoun use fidelity with distractors (Gautam et al. 2024, RUFF): after an "
                 "introduction ties an occupation to a pronoun and 0-5 sentences about "

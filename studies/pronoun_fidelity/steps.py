@@ -14,7 +14,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import fit_warnings
+from gbstats.mixed.fitting import coding_note
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
@@ -121,24 +121,21 @@ def fit(run, s):
     s.welch = A.welch_table(results)
     s.attribution = A.error_attribution_table(A.attribute_errors(results, s.no_context, run.log))
     s.consistency = A.case_consistency(s.no_context)
-    use_lme4 = args.backend == "lme4" and run.lme4_available("the lme4 GLMM", plural=False)
+    backends = ["lme4"] if args.backend == "lme4" else []
     s.fits, effects = {}, {}
     if len(args.distractors) < 2:
         run.note("The GLMM needs at least two numbers of distractors; it was skipped.")
-    elif use_lme4 or run.bayes:
+    elif run.bayes or (backends and run.lme4_available("the lme4 GLMM", plural=False)):
         A.unique_instances(results, run.log)   # count the seed repeats the GLMM drops
         for model, rows in results.groupby("model", sort=False):
-            say(f"  {model}: {A.GLMM_FORMULA}")
-            s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
-                                        draws=args.draws, seed=run.seed)
+            s.fits[model] = run.fit(A.GLMM_FORMULA, A.glmm_rows(rows), name=f"GLMM {model}",
+                                    backends=backends, family="binomial", priors=A.GLMM_PRIORS)
             for backend, fit in s.fits[model].items():
                 effects[(model, backend)] = A.distractor_effects(fit)
     s.effects = A.effects_table(effects)
-    run.warn([w for model, by_backend in s.fits.items()
-              for w in fit_warnings(by_backend, f"GLMM {model}")])
     run.add_provenance(distractors=args.distractors, per_seed=args.per_seed, n_seeds=N_SEEDS,
                        occupations=args.occupations, bayes=run.bayes, draws=args.draws,
-                       lme4=use_lme4)
+                       lme4=any("lme4" in fits for fits in s.fits.values()))
     return s
 
 
@@ -203,8 +200,9 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
             f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
             "priors on the coefficients)."))
-        report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
-                     "(unique instances)")
+        coding = coding_note(next(iter(fits.values())))   # the same for every model's fits
+        report.table("glmm", A.glmm_table(fits), f"Logistic mixed model of correctness "
+                     f"(unique instances). {coding}".strip())
         report.table("distractor_effects", effects,
                      "How fidelity changes with distractors: per pronoun set, the change in the "
                      "log-odds of a correct answer with k distractors against the fewest "

@@ -32,6 +32,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="role_nouns",
+    summary="Which attitude group does a model's choice of role nouns resemble? (Watson et "
+            "al. 2023 on Papineau et al. 2022)",
     title="Role nouns: which group does the model resemble?",
     description="Role nouns (Watson, Beekhuizen & Stevenson 2023 on the production data of "
                 "Papineau, Podesva & Degen 2022): which attitude group does a language "

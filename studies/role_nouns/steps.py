@@ -8,10 +8,14 @@ direct method vs the Bayesian one -> the human data's own GLMM -> report.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
 
 from gbstats.data import role_nouns as rn
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
+from gbstats.mixed.fitting import coding_note, stack_fits
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
@@ -27,15 +31,25 @@ def load_data(args, log):
     log.extend(data.exclusions)
     trials, prior = data.tables["trials"], data.tables["variant_prior"]
     if chosen:
-        trials = log.drop(trials, ~trials["role_noun_set"].isin(chosen),
-                          f"role-noun set not among --sets {','.join(chosen)}", unit="trials",
-                          stage=STUDY)
+        trials = log.select(trials, ~trials["role_noun_set"].isin(chosen),
+                            f"role-noun set not among --sets {','.join(chosen)}", unit="trials",
+                            stage=STUDY)
         prior = prior[prior["role_noun_set"].isin(chosen)].reset_index(drop=True)
     return trials, prior
 
 
-def model_predictions(run, prior):
-    """(lm, states, sentence scores, item-level probabilities, direct-method outputs)."""
+@dataclass(frozen=True)
+class ModelPredictions:
+    """What scoring the stimuli gives the later steps."""
+    lm: Any                      # the LanguageModel
+    states: list[str]            # the states the sentences name
+    scored: pd.DataFrame         # one row per sentence
+    item_probs: pd.DataFrame     # P(V | C) per item, averaged over states
+    direct: pd.DataFrame | None  # the direct method against the posterior, if any set allows
+
+
+def model_predictions(run, prior) -> ModelPredictions:
+    """Score every sentence; the three methods' probabilities (see ModelPredictions)."""
     from studies.role_nouns import scoring as S
 
     args = run.args
@@ -56,20 +70,18 @@ def model_predictions(run, prior):
     else:
         run.note(f"No role-noun set has only single-token variants for {lm.name}, so the "
                      "direct method was not run.")
-    return lm, states, scored, item_probs, direct
+    return ModelPredictions(lm, states, scored, item_probs, direct)
 
 
 def fit_human_model(run, trials) -> dict:
-    """lme4 GLMM of the human data (unless --no-lme4 or no R) and its Bayesian twin."""
-    rows = A.glmm_rows(trials)
-    backends = []
+    """lme4 GLMM of the human data (unless --no-lme4; without R, run.fit notes the skip) and
+    its Bayesian twin."""
+    backends = ["lme4"]
     if run.args.no_lme4:
         run.note("The lme4 GLMM was skipped (--no-lme4).")
-    elif run.lme4_available("the lme4 GLMM (statsmodels has no maximum-likelihood GLMM)",
-                            plural=False):
-        backends = ["lme4"]
-    return fit_with_twin(A.GLMM_FORMULA, rows, backends=backends, family="binomial",
-                         bayes=run.bayes, draws=run.args.draws, seed=run.seed, **run.cache)
+        backends = []
+    return run.fit(A.GLMM_FORMULA, A.glmm_rows(trials), name="human GLMM", backends=backends,
+                   family="binomial")
 
 
 def load(run, _):
@@ -81,7 +93,9 @@ def load(run, _):
 
 def score(run, s):
     if run.wants_model:
-        s.lm, s.states, s.scored, s.item_probs, s.direct = model_predictions(run, s.prior)
+        predicted = model_predictions(run, s.prior)
+        s.lm, s.states, s.scored = predicted.lm, predicted.states, predicted.scored
+        s.item_probs, s.direct = predicted.item_probs, predicted.direct
         run.write_csv("sentence_scores.csv", s.scored)
         from studies.role_nouns import scoring as S
 
@@ -103,9 +117,6 @@ def fit(run, s):
     s.proportions = A.proportions_table(s.trials, s.item_probs)
     say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
     s.fits = fit_human_model(run, s.trials)
-    run.warn(fit_warnings(s.fits, "human GLMM"))
-    for note in reused_fits_note({"human GLMM": s.fits}):
-        run.note(note)
     run.add_provenance(states=s.states, n_states=len(s.states),
                        scoring=_scoring_label(s.score_is),
                        n_boot=args.n_boot, n_perm=args.n_perm, bayes=run.bayes,
@@ -220,7 +231,8 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "name_gender reference level: men's names; attitude_score 0-100, higher = more "
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
             "interval (bambi's default priors)."))
-        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), "Choosing the gender-neutral form: "
-                     "lme4 and Bayesian fits side by side (log-odds)", digits=3)
+        caption = ("Choosing the gender-neutral form: lme4 and Bayesian fits side by side "
+                   f"(log-odds). {coding_note(fits)}")
+        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), caption.strip(), digits=3)
 
 

@@ -194,13 +194,8 @@ def fit_rq2(run, s) -> None:
         s.comparisons = holm_families(s.comparisons, steiger_family)
     if not s.mann_whitney.empty:
         s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
-    from gbstats.mixed.fitting import fit_warnings, reused_fits_note
-
-    run.warn([w for grouping, fits in s.alignment_fits.items()
-              for w in fit_warnings(fits, f"alignment mixed model ({grouping})")])
-    for note in reused_fits_note({f"alignment mixed model ({grouping})": fits
-                                  for grouping, fits in s.alignment_fits.items()}):
-        run.note(note)
+    for grouping, fits in s.alignment_fits.items():   # warnings and the reused-fits note
+        run.record_fits(f"alignment mixed model ({grouping})", fits)
 
 
 def report_rq2(report, s) -> None:

@@ -76,8 +76,8 @@ def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog,
     keys = camilliere_keys(stimuli, source)
     df = df.reset_index(drop=True)
     df["_row"] = df.index + 2
-    df = log.drop(df, df["exp"].astype(str) == "practice", "practice trials (exp == 'practice')",
-                  unit="trials", stage=STAGE)
+    df = log.select(df, df["exp"].astype(str) == "practice",
+                    "practice trials (exp == 'practice')", unit="trials", stage=STAGE)
     df = validate_frame(df, source=source, ids=["ID"], required=["cond"], numeric=["itm", "clust"],
                         allowed={"cond": list(CAMILLIERE_CONDITIONS),
                                  "clust": list(CAMILLIERE_CLUSTERS)},

@@ -41,6 +41,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="singular_they",
+    summary="Surprisal of singular they by antecedent type; closeness x gender; alignment "
+            "with linguistic-stage and attitude groups (Watson et al. 2023)",
     title="Singular *they*: language model vs. people",
     description="Singular 'they' (Watson, Beekhuizen & Stevenson 2023; design of Camilliere "
                 "et al. 2021): how surprising is 'they' after each kind of antecedent for a "

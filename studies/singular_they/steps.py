@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
@@ -31,13 +30,9 @@ def write_stimuli(run) -> bool:
 
 
 def lmm_backends(run) -> list[str]:
-    """Backends for the model-side LMM; without R, lme4 falls back to statsmodels (noted)."""
+    """Backends for the model-side LMM, from --backend (run.fit replaces lme4 without R)."""
     choice = run.args.backend
-    wanted = ["lme4", "statsmodels"] if choice == "both" else [choice]
-    if "lme4" in wanted and not run.lme4_available(
-            "the lme4 fits (the model-side LMM uses statsmodels only)"):
-        return [b for b in wanted if b != "lme4"] or ["statsmodels"]
-    return wanted
+    return ["lme4", "statsmodels"] if choice == "both" else [choice]
 
 
 def human_side(run, stimuli: pd.DataFrame):
@@ -112,18 +107,18 @@ def score(run, s):
 
 def fit(run, s):
     args = run.args
-    # unchanged fits are reused from the fit cache, next to the score cache
-    twin = {"bayes": run.bayes, "draws": args.draws, "seed": run.seed, "loo": False, **run.cache}
-    # (the line's text is the stage's label in benchmarks/singular_they.py: kept as it was)
+    # run.fit: the fit cache (next to the score cache), warnings, and the twin unless --no-bayes
     say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
-    s.backends = lmm_backends(run)
-    s.model_fits = fit_with_twin(A.MODEL_FORMULA, A.close_gendered_rows(s.scored),
-                                 backends=s.backends, **twin)
+    rows = A.close_gendered_rows(s.scored)
+    s.model_fits = run.fit(A.MODEL_FORMULA, rows, name="model LMM", backends=lmm_backends(run),
+                           loo=False)
+    s.backends = [b for b in s.model_fits if b != "pymc"]   # what was fitted (no R: statsmodels)
     # Watson et al.'s regression as their R code fits it (nats, +/-1, (1|itm)): the
     # estimates to compare with the paper's.
     say(f"      and Watson et al.'s {A.PAPER_FORMULA}")
-    s.paper_fits = fit_with_twin(A.PAPER_FORMULA, A.paper_scale_rows(
-        A.close_gendered_rows(s.scored)), backends=s.backends, **{**twin, "bayes": False})
+    s.paper_fits = run.fit(A.PAPER_FORMULA, A.paper_scale_rows(rows),
+                           name="model LMM, paper scale", backends=s.backends, twin=False,
+                           loo=False)
 
     say("[3/5] correlating the model with each group of people")
     for grouping in ("nb_group",):
@@ -138,20 +133,12 @@ def fit(run, s):
 
     say("[4/5] fitting the human data's own model")
     human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
-    human_twin = {**twin, "contrasts": A.HUMAN_CONTRASTS}
-    s.human_fits = {}
-    if "lme4" in s.backends:
-        s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=["lme4"], **human_twin)
-    else:
+    if "lme4" not in s.backends:
         run.note("the human model has crossed random effects (participant and item), which "
                  "only the lme4 backend fits; it was skipped")
-        if run.bayes:
-            s.human_fits = fit_with_twin(A.HUMAN_FORMULA, human_rows, backends=[], **human_twin)
-    run.warn(fit_warnings(s.paper_fits, "model LMM, paper scale")
-             + fit_warnings(s.model_fits, "model LMM") + fit_warnings(s.human_fits, "human model"))
-    for note in reused_fits_note({"model LMM, paper scale": s.paper_fits,
-                                  "model LMM": s.model_fits, "human model": s.human_fits}):
-        run.note(note)
+    s.human_fits = run.fit(A.HUMAN_FORMULA, human_rows, name="human model",
+                           backends=["lme4"] if "lme4" in s.backends else [],
+                           contrasts=A.HUMAN_CONTRASTS, loo=False)
     run.add_provenance(stimuli_version=str(s.stimuli["stimuli_version"].iloc[0]),
                        stimuli_corrections=(None if s.corrections is None
                                             else len(s.corrections)),

@@ -34,6 +34,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 STUDY = Study(
     name="winopron",
+    summary="Coreference bias beyond the binary (WinoPron, Gautam et al. 2024)",
     title="WinoPron: coreference with he, she, they and xe",
     description="WinoPron (Gautam et al. 2024): coreference with he, she, they and xe in "
                 "three grammatical cases; F1, pronoun and disambiguation consistency, and "

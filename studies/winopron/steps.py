@@ -9,8 +9,10 @@ redistributed in plain text): outputs hold sentence ids, labels and metrics.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 
@@ -38,17 +40,25 @@ def load_sentences(args, log) -> tuple[pd.DataFrame, pd.DataFrame]:
     return templates, instantiate(templates)
 
 
-def resolve(run, templates: pd.DataFrame, sentences: pd.DataFrame):
-    """(resolved sentences or None, resolver record, the model or None)."""
+@dataclass(frozen=True)
+class Resolution:
+    """Who resolved the pronouns, and what they chose."""
+    resolved: pd.DataFrame | None   # the sentences with a prediction; None: no resolver
+    resolver: dict                  # what resolved them, for the report and provenance
+    lm: Any = None                  # the LanguageModel, when one resolved them
+
+
+def resolve(run, templates: pd.DataFrame, sentences: pd.DataFrame) -> Resolution:
+    """Resolve every sentence with --predictions, or a language model, or nothing."""
     args, log = run.args, run.log
     if args.predictions:
         say(f"[2/4] reading predictions from {args.predictions}")
         predictions = read_predictions(args.predictions)
         resolved = join_predictions(sentences, predictions, source=args.predictions,
                                     allow_missing=args.allow_missing, exclusions=log)
-        return resolved, {"kind": "predictions file", "path": str(args.predictions)}, None
+        return Resolution(resolved, {"kind": "predictions file", "path": str(args.predictions)})
     if not run.wants_model:
-        return None, {"kind": "none"}, None
+        return Resolution(None, {"kind": "none"})
     lm = run.model()
     if args.lm_method == "probe":
         say(f"[2/4] scoring {2 * len(sentences)} probe statements with {args.model}")
@@ -65,9 +75,9 @@ def resolve(run, templates: pd.DataFrame, sentences: pd.DataFrame):
         log.record("exact log-likelihood ties between the two candidates: no choice, counted "
                    "as 'none' (a miss)", n_ties, unit=unit, stage="resolver")
     scoring = scoring_method(scores)
-    return (lm_predictions(sentences, choices),
-            {"kind": "language model", "method": args.lm_method, "model": lm.name,
-             "id": lm.model_id, "revision": lm.revision, "scoring": scoring}, lm)
+    return Resolution(lm_predictions(sentences, choices),
+                      {"kind": "language model", "method": args.lm_method, "model": lm.name,
+                       "id": lm.model_id, "revision": lm.revision, "scoring": scoring}, lm)
 
 
 def write_ids_file(args, sentences: pd.DataFrame) -> None:
@@ -114,7 +124,8 @@ def write_ids(run) -> bool:
 
 def score(run, s):
     args = run.args
-    s.resolved, s.resolver, lm = resolve(run, s.templates, s.sentences)
+    resolution = resolve(run, s.templates, s.sentences)
+    s.resolved, s.resolver, lm = resolution.resolved, resolution.resolver, resolution.lm
     if args.predictions:
         run.add_data_files([args.predictions])
     run.add_provenance(resolver=s.resolver, limit_occupations=args.limit,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from gbstats.errors import UnknownNameError, plural
-from studies.registry import study_module
+from studies.discovery import find_study
 
 
 @pytest.mark.parametrize("kind, expected", [
@@ -23,7 +23,7 @@ def test_plural_of_each_kind(kind, expected):
 
 def test_unknown_study_lists_known_studies():
     with pytest.raises(UnknownNameError) as caught:
-        study_module("singular_thye")
+        find_study("singular_thye")
     message = str(caught.value)
     assert "Known studies: " in message and "studys" not in message
     assert "Did you mean 'singular_they'?" in message

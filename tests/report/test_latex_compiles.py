@@ -204,3 +204,27 @@ def test_fit_result_table_compiles(pdflatex, tmp_path):
     check_latex_structure(tex, 2 + len(COEF_COLUMNS))
     assert r"surprisal \textasciitilde{} close + gendered + (1\textbar{}frame)" in tex
     compile_tables(pdflatex, tmp_path, tex)
+
+
+# --- Markdown code spans in captions (one caption serves report.md and the .tex) -----------
+
+FORMULA_CAPTION = ("`they_logodds ~ gendered + (1|frame)`; `gendered` = 1 for a gendered name; "
+                   "50% of `a_b & c`, one stray ` backtick")
+
+
+def test_caption_code_spans_become_texttt_with_escaping():
+    tex = to_latex_table(coefficient_table(), FORMULA_CAPTION, "tab:f")
+    caption = re.search(r"\\caption\{(.*)\}\n", tex).group(1)
+    # Expected by hand from LATEX_ESCAPES: _ -> \_, ~ -> \textasciitilde{}, | -> \textbar{},
+    # & -> \&, % -> \%; a backtick without a partner stays a literal character.
+    assert caption == (r"\texttt{they\_logodds \textasciitilde{} gendered + (1\textbar{}frame)}; "
+                       r"\texttt{gendered} = 1 for a gendered name; 50\% of \texttt{a\_b \& c}, "
+                       "one stray ` backtick")
+    assert "`" not in caption.replace("stray ` backtick", "")
+    check_latex_structure(tex, 8)
+
+
+def test_a_caption_with_a_formula_compiles(pdflatex, tmp_path):
+    compile_tables(pdflatex, tmp_path,
+                   to_latex_table(coefficient_table(), FORMULA_CAPTION, "tab:formula",
+                                  notes="Fitted as `y ~ x + (1 | g)` with lme4."))

@@ -415,3 +415,63 @@ def test_simulated_marking_can_be_set_per_block(tmp_path):
     assert "SIMULATED: Model fit" not in md and "SIMULATED: Panel fit" in md
     assert "SIMULATED" in (tmp_path / "tables" / "panel.tex").read_text()
     assert "SIMULATED" not in (tmp_path / "tables" / "real.tex").read_text()
+
+
+def test_design_selections_are_reported_apart_from_exclusions(tmp_path):
+    """A subset chosen by design is not data loss: its own paragraph, never in the total."""
+    import pandas as pd
+
+    log = ExclusionLog()
+    rows = pd.DataFrame({"kind": ["name", "name", "noun", "noun", "noun"]})
+    kept = log.select(rows, rows["kind"] != "name", "not a name", "stimuli", "load")
+    log.record("a form could not be scored", 1, "stimuli", "score")
+    report = StudyReport("demo", tmp_path, "t")
+    report.exclusions(log)
+    md = report.write(provenance("demo", [], seed=None))["report"].read_text()
+    assert len(kept) == 2
+    assert "Excluded in total: 1 stimuli." in md
+    assert "Selected by design (the analysis's chosen subset, not data loss); left out: 3 stimuli." in md
+    assert re.search(r"\| load +\| not a name +\| +3 \| stimuli \|", md)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [(e["reason"], e["kind"]) for e in doc["exclusions"]] == [
+        ("not a name", "selected by design"), ("a form could not be scored", "excluded")]
+
+
+def test_only_selections_still_say_nothing_was_excluded(tmp_path):
+    log = ExclusionLog()
+    log.record("frame beyond --frames", 28, "stimuli", "load", kind="selected by design")
+    report = StudyReport("demo", tmp_path, "t")
+    md = report.exclusions(log).write(provenance("demo", [], seed=None))["report"].read_text()
+    assert "No rows were excluded." in md and "left out: 28 stimuli." in md
+    with pytest.raises(ValueError, match="expected one of excluded, selected by design"):
+        log.record("x", 1, kind="dropped")
+
+
+def test_fit_table_caption_says_which_level_is_plus_one(tmp_path):
+    """A sum-coded factor's terms are named in the caption: R's contr.sum codes the first level
+    +1 and the last -1 (contr.sum(2) = [1, -1]), so `answer1` is +1 for 'entity1'."""
+    import numpy as np
+    import pandas as pd
+
+    from gbstats.mixed.lmm import fit_lmm
+
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"g": np.repeat([f"g{i}" for i in range(8)], 6),
+                         "answer": np.tile(["entity1", "entity2"], 24)})
+    group_effect = data["g"].str[1:].astype(int) * 0.4     # a visible group variance
+    data["y"] = (data["answer"] == "entity1") * 0.5 + group_effect + rng.normal(size=len(data))
+    fits = {"statsmodels": fit_lmm("y ~ answer + (1|g)", data, backend="statsmodels",
+                                   contrasts={"answer": "sum"})}
+    report = StudyReport("demo", tmp_path, "t")
+    report.fit_table("lmm", fits, "`y ~ answer + (1|g)`.")
+    caption = report.tables["lmm"] is not None and report.blocks[-1]
+    assert "answer1 = +1 for 'entity1'; 'entity2' = -1 in every column" in caption
+    assert "`y ~ answer + (1|g)`. Factor coding: answer: sum-to-zero" in caption
+    assert list(report.tables["lmm"]["term"]) == ["(Intercept)", "answer1"]
+    tex = (tmp_path / "tables" / "lmm.tex").read_text()
+    assert r"answer1 = +1 for 'entity1'" in tex
+    treatment = {"statsmodels": fit_lmm("y ~ answer + (1|g)", data, backend="statsmodels")}
+    report.fit_table("lmm_treatment", treatment, "Treatment")
+    assert "answer: treatment (reference level 'entity1')" in report.blocks[-1]
+    report.fit_table("no_factor", {}, "No fits")
+    assert report.blocks[-1].startswith("**Table: No fits**")

@@ -127,10 +127,38 @@ class TestEndToEnd:
 
     def test_every_exclusion_is_counted(self, study_run):
         results, items = study_run
-        counts = {e["reason"]: e["n"] for e in results["exclusions"]}
+        counts = {e["reason"]: (e["n"], e["kind"]) for e in results["exclusions"]}
         stimuli = pd.read_csv(STIMULI, sep="\t")
         names = stimuli["antecedent_type"].str.endswith("_name")
-        assert counts["not a name"] == int((~names).sum())            # 335 - 80
-        assert counts["frame beyond --frames"] == int(names.sum()) - 2 * N_FRAMES
-        assert counts["a form could not be scored"] == 0
+        # the design's choices (the name conditions, --frames) are selections, not exclusions
+        assert counts["not a name"] == (int((~names).sum()), "selected by design")  # 335 - 80
+        assert counts["frame beyond --frames"] == (int(names.sum()) - 2 * N_FRAMES,
+                                                   "selected by design")
+        assert counts["a form could not be scored"] == (0, "excluded")
         assert len(items) == 2 * N_FRAMES
+
+    def test_report_words_selections_apart_and_explains_the_formula(self, study_run):
+        results, _ = study_run
+        out = Path(results["provenance"]["command"].split("--out ")[1].split()[0])
+        report = (out / "report.md").read_text()
+        assert "Excluded in total: 0 stimuli." in report
+        assert f"left out: {335 - 2 * N_FRAMES} stimuli." in report
+        tex = (out / "tables" / "lmm.tex").read_text()
+        assert r"\texttt{they\_logodds \textasciitilde{} gendered + (1\textbar{}frame)}" in tex
+
+    def test_provenance_command_reruns_the_study(self, study_run):
+        results, _ = study_run
+        command = results["provenance"]["command"]
+        assert command.startswith(f"python -m studies.example_they --frames {N_FRAMES} --no-bayes")
+        assert len(results["provenance"]["git"]["commit"]) == 40
+
+    def test_a_second_run_reuses_the_lme4_fit_from_the_fit_cache(self, study_run, tmp_path):
+        """The fit cache is on for a study written from the guide (run.fit passes run.cache)."""
+        results, _ = study_run
+        cache = results["provenance"]["command"].split("--cache-dir ")[1].split()[0]
+        assert main(["--frames", str(N_FRAMES), "--no-bayes", "--out", str(tmp_path / "again"),
+                     "--cache-dir", cache]) == 0
+        again = json.loads((tmp_path / "again" / "results.json").read_text())
+        assert again["tables"]["lmm"] == results["tables"]["lmm"]
+        report = (tmp_path / "again" / "report.md").read_text()
+        assert "reused from the fit cache" in report and "they log-odds LMM [lme4]" in report

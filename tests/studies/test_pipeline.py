@@ -1,4 +1,4 @@
-"""The study runner: registry, did-you-mean, clean errors, outputs it owns."""
+"""The study runner: discovery, did-you-mean, clean errors, outputs it owns."""
 from __future__ import annotations
 
 import json
@@ -9,18 +9,31 @@ import pytest
 from gbstats.errors import DataValidationError, JoinError
 from studies.__main__ import main as studies_main
 from studies.pipeline import Study
-from studies.registry import STUDIES, get_study
+from studies.discovery import discover, get_study
+
+STUDIES = discover()
 
 
-def test_every_registered_study_declares_itself_under_its_name():
+def test_every_found_study_declares_itself_under_its_name():
+    assert {"singular_they", "example_they", "winopron"} <= set(STUDIES)
     for name in STUDIES:
         assert get_study(name).name == name
+
+
+def test_listing_reads_summaries_without_importing_the_studies():
+    """The summaries come from each run.py's source; equal to what the Study declares."""
+    from studies.discovery import summary_of
+
+    for name, entry in STUDIES.items():
+        assert entry.summary and entry.summary == summary_of(get_study(name)), name
 
 
 def test_unknown_study_suggests_the_close_name(capsys):
     assert studies_main(["singular_tehy"]) == 2
     err = capsys.readouterr().err
     assert "Did you mean 'singular_they'?" in err and "Traceback" not in err
+    # and how to make a new study known
+    assert "studies/<name>/" in err and "run.py" in err and "gbstats.studies" in err
 
 
 def test_listing_names_every_study(capsys):
@@ -88,6 +101,10 @@ def test_a_study_run_as_a_module_writes_everything_and_its_exit_code(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["tables"]
     assert (out / "report.md").read_text().rstrip()
+    # what the user typed, not the path of a __main__.py
+    assert results["provenance"]["command"] == (
+        f"python -m studies.example_they --frames 2 --no-bayes --out {out} "
+        f"--cache-dir {tmp_path / 'cache'}")
 
 
 def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
@@ -97,3 +114,92 @@ def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
                         str(tmp_path / "o")], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "--frames: expected 1 or more, found 0" in done.stderr
+
+
+# --- run.fit: one call for lme4 / statsmodels / the twin, the fit cache, warnings, notes ----
+
+def _run(tmp_path, *flags):
+    """A Run of the tiny study with parsed flags (what the runner hands every step)."""
+    from studies.pipeline import Run
+
+    study = Study(name="tiny", title="Tiny", description="a test study", model="optional",
+                  load=lambda run, _: None, report=lambda run, report, state: None)
+    args = study.build_parser().parse_args(["--model", "none", "--cache-dir",
+                                            str(tmp_path / "cache"), *flags])
+    return Run(study, args)
+
+
+def _paired_rows(seed=5):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    frame = np.repeat([f"f{i:02d}" for i in range(12)], 2)
+    x = np.tile([0, 1], 12)
+    y = 0.8 * x + np.repeat(rng.normal(size=12), 2) + rng.normal(scale=0.5, size=24)
+    return pd.DataFrame({"frame": frame, "x": x, "y": y})
+
+
+@pytest.mark.needs_r
+def test_run_fit_uses_the_fit_cache_by_default_and_notes_the_reuse(tmp_path):
+    from gbstats.mixed.lmm import fit_lmm
+
+    rows = _paired_rows()
+    first = _run(tmp_path, "--no-bayes").fit("y ~ x + (1|frame)", rows, name="m")
+    assert list(first) == ["lme4"] and not first["lme4"].fit_stats.get("reused_from_cache")
+    again = _run(tmp_path, "--no-bayes")
+    second = again.fit("y ~ x + (1|frame)", rows, name="m")
+    assert second["lme4"].fit_stats.get("reused_from_cache")
+    pd.testing.assert_frame_equal(second["lme4"].coefs, first["lme4"].coefs)
+    # the same numbers as gbstats' own lme4 fit, made here without the runner
+    direct = fit_lmm("y ~ x + (1|frame)", rows, backend="lme4")
+    pd.testing.assert_frame_equal(second["lme4"].coefs, direct.coefs, rtol=1e-6)
+    # --no-cache refits
+    fresh = _run(tmp_path, "--no-bayes", "--no-cache").fit("y ~ x + (1|frame)", rows, name="m")
+    assert not fresh["lme4"].fit_stats.get("reused_from_cache")
+
+
+def test_run_fit_without_r_falls_back_to_statsmodels_with_a_note(tmp_path, monkeypatch):
+    import gbstats.mixed.engines.lme4 as lme4_engine
+
+    # R is absent for this run (the fallback is tested; the statsmodels fit is real)
+    monkeypatch.setattr(lme4_engine, "available", lambda: False)
+    run = _run(tmp_path, "--no-bayes")
+    fits = run.fit("y ~ x + (1|frame)", _paired_rows(), name="paired LMM")
+    assert list(fits) == ["statsmodels"]
+    assert any("R/lme4 is not installed" in n for n in run.notes)
+    assert "paired LMM: fitted with statsmodels instead of lme4 (REML, Wald tests)" in run.notes
+    # a GLMM or crossed random effects: nothing statsmodels can fit, so nothing, and a note
+    crossed = _paired_rows().assign(item=lambda d: d["x"].astype(str))
+    assert run.fit("y ~ x + (1|frame) + (1|item)", crossed, name="crossed") == {}
+    assert any(n.startswith("crossed: no lme4 fit, and statsmodels cannot fit it")
+               for n in run.notes)
+    assert run.fits == {"paired LMM": fits, "crossed": {}}
+    with pytest.raises(ValueError, match="already used"):
+        run.fit("y ~ x + (1|frame)", _paired_rows(), name="paired LMM")
+
+
+def test_run_fit_puts_each_fits_warnings_in_the_report_labelled(tmp_path):
+    from gbstats.mixed.results import COEF_COLUMNS, FitResult
+
+    run = _run(tmp_path)
+    fit = FitResult(backend="lme4", formula="y ~ x", family="gaussian",
+                    coefs=pd.DataFrame(columns=COEF_COLUMNS),
+                    fit_stats={"reused_from_cache": True}, warnings=["boundary (singular) fit"])
+    run.record_fits("alignment model", {"lme4": fit})
+    assert run.warnings == ["alignment model [lme4]: boundary (singular) fit"]
+    from gbstats.mixed.fitting import reused_fits_note
+
+    assert "alignment model [lme4]" in reused_fits_note(run.fits)[0]
+
+
+@pytest.mark.slow
+def test_run_fit_adds_the_bayesian_twin_unless_no_bayes(tmp_path):
+    run = _run(tmp_path, "--draws", "200", "--no-cache")
+    run._lme4 = False          # statsmodels, so the test needs no R
+    fits = run.fit("y ~ x + (1|frame)", _paired_rows(), name="m")
+    assert list(fits) == ["statsmodels", "pymc"]
+    slope = {b: f.coefs.set_index("term").loc["x", "estimate"] for b, f in fits.items()}
+    # well-identified data: the posterior mean lies within 0.15 of the REML estimate (0.8 true)
+    assert abs(slope["pymc"] - slope["statsmodels"]) < 0.15
+    assert list(_run(tmp_path, "--no-bayes", "--no-cache").fit(
+        "y ~ x + (1|frame)", _paired_rows(), name="m", backends=[])) == []
