@@ -20,6 +20,8 @@ STUDIES = {
     "pronoun_fidelity": "Pronoun use fidelity with distractors (Gautam et al. 2024, RUFF)",
     "winopron": "Coreference bias beyond the binary (WinoPron, Gautam et al. 2024)",
     "genda_lens": "Danish gender bias in coreference and LMs (GenDa Lens: DaWinoBias, ABC)",
+    "name_gender": "Pronouns after first, last and full names: the authors' glmer models on real "
+                   "people, a model's P(he/she/they), men vs women (Gardner & Brown-Schmidt 2024)",
     "example_they": "Worked example (docs/adding-a-study.md): singular they after gendered vs "
                     "non-gendered names",
 }

@@ -31,7 +31,8 @@ glmerControl's default optimizers bobyqa then Nelder-Mead), as the authors did.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -112,6 +113,32 @@ def model_data(spec: HumanModel, trials: pd.DataFrame) -> tuple[pd.DataFrame, di
     return rows[columns].reset_index(drop=True), contrasts
 
 
+def bambi_safe(contrasts: dict) -> tuple[dict, dict]:
+    """(contrasts with formula-safe column names, {safe term piece: authors' piece}).
+
+    The Bayesian engine writes each contrast column into a formula, where the
+    authors' names ("first vs full") do not parse; the twin is fitted with
+    "first_vs_full" and its terms renamed back, so both engines' rows share names."""
+    safe, back = {}, {}
+    for var, spec in contrasts.items():
+        if isinstance(spec, pd.DataFrame):
+            renamed = {c: re.sub(r"\W+", "_", c) for c in spec.columns}
+            safe[var] = spec.rename(columns=renamed)
+            back.update({f"{var}{new}": f"{var}{old}" for old, new in renamed.items()})
+        else:
+            safe[var] = spec
+    return safe, back
+
+
+def rename_terms(fit, back: dict):
+    """`fit` with each term's pieces mapped through `back` (a:b renamed piece by piece)."""
+    if not back:
+        return fit
+    coefs = fit.coefs.assign(term=[":".join(back.get(p, p) for p in t.split(":"))
+                                   for t in fit.coefs["term"]])
+    return replace(fit, coefs=coefs)
+
+
 def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, draws: int = 1000,
                      seed: int = 0, use_cache: bool = True, cache_dir=None) -> dict:
     """{spec.key: {"lme4": FitResult[, "pymc": FitResult]}}; twins only for rating models."""
@@ -121,9 +148,14 @@ def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, d
     for spec in specs:
         rows, contrasts = model_data(spec, tables[f"exp{spec.experiment}"])
         fits[spec.key] = fit_with_twin(spec.formula, rows, backends=["lme4"], family="binomial",
-                                       bayes=bayes and spec.has_rating, draws=draws, seed=seed,
-                                       contrasts=contrasts, use_cache=use_cache,
+                                       bayes=False, contrasts=contrasts, use_cache=use_cache,
                                        cache_dir=cache_dir)
+        if bayes and spec.has_rating:
+            safe, back = bambi_safe(contrasts)
+            twin = fit_with_twin(spec.formula, rows, backends=[], family="binomial", bayes=True,
+                                 draws=draws, seed=seed, loo=False, contrasts=safe,
+                                 use_cache=use_cache, cache_dir=cache_dir)
+            fits[spec.key]["pymc"] = rename_terms(twin["pymc"], back)
     return fits
 
 
