@@ -13,8 +13,9 @@ and counted. Three views (README, "Which alignment number to cite"):
    ``She ~ model_logit * group + (1 + model_logit | Participant) + (1 | Item)``
    (lme4; its Bayesian twin with --alignment-twin), where `model_logit` is
    the model's mean logit of its three-way P(she) for the item and `group`
-   is treatment coded with women as the reference: `model_logit:groupmen`
-   is how much more (or less) men's choices follow the model than women's.
+   is treatment coded with its levels in sorted order, so men are the
+   reference: `model_logit:groupwomen` is how much more (or less) women's
+   choices follow the model than men's.
 """
 from __future__ import annotations
 
@@ -42,12 +43,14 @@ def group_trials(trials: pd.DataFrame, items: pd.DataFrame, log, experiment: int
     return t.reset_index(drop=True)
 
 
-def item_correlations(items: pd.DataFrame) -> pd.DataFrame:
+def item_correlations(items: pd.DataFrame, items_by_condition: pd.DataFrame) -> pd.DataFrame:
     """Pearson r over name items of the model's P(she) with people's she-rate, per
-    experiment and condition and overall; 95% Fisher-z interval (items as units)."""
+    experiment (items pooled over conditions) and per experiment x condition; 95%
+    Fisher-z interval with items as the units."""
+    parts = [((e, "all"), p) for e, p in items.groupby("experiment")]
+    parts += [(k, p) for k, p in items_by_condition.groupby(["experiment", "Condition"])]
     rows = []
-    for (exp, cond), part in [((e, "all"), p) for e, p in items.groupby("experiment")] + \
-            [(k, p) for k, p in items.groupby(["experiment", "Condition"])]:
+    for (exp, cond), part in parts:
         part = part.dropna(subset=["p_she", "she_rate"])
         n = len(part)
         r, p = stats.pearsonr(part["p_she"], part["she_rate"])

@@ -78,17 +78,19 @@ def model_rating_rows(scored: pd.DataFrame, tables: dict, experiment: int
     return rows[cols].reset_index(drop=True), contrasts
 
 
-def item_table(scored: pd.DataFrame, tables: dict) -> pd.DataFrame:
-    """Per experiment x name item: the model's mean P(she) (three-way) and P(they)
-    over the prompts showing it, people's she-rate and trials."""
-    model = scored.groupby(["experiment", "item_key"], as_index=False).agg(
-        Condition=("Condition", "first"), n_prompts=("prompt", "size"),
-        p_she=("p_she", "mean"), p_they=("p_they", "mean"), she_logit=("she_logit", "mean"),
-        GenderRating=("GenderRating", "first"))
+def item_table(scored: pd.DataFrame, tables: dict, by_condition: bool = False) -> pd.DataFrame:
+    """Per experiment x name item (x condition with `by_condition`): the model's mean
+    P(she) (three-way), P(they) and she-logit over the prompts showing it, people's
+    she-rate and trials. In Exp 3 one name item is shown in every condition (the
+    story always opens with the full name), so only `by_condition` separates them."""
+    keys = ["experiment", "item_key"] + (["Condition"] if by_condition else [])
+    model = scored.groupby(keys, as_index=False).agg(
+        n_prompts=("prompt", "size"), p_she=("p_she", "mean"), p_they=("p_they", "mean"),
+        she_logit=("she_logit", "mean"), GenderRating=("GenderRating", "first"))
     people = []
     for exp in sorted(scored["experiment"].unique()):
-        t = tables[f"exp{exp}"]
-        people.append(t.groupby("Item", as_index=False).agg(
+        t = tables[f"exp{exp}"].rename(columns={"Item": "item_key"})
+        people.append(t.groupby(keys[1:], as_index=False).agg(
             n_trials=("She", "size"), she_rate=("She", "mean")).assign(experiment=exp))
-    people = pd.concat(people, ignore_index=True).rename(columns={"Item": "item_key"})
-    return model.merge(people, on=["experiment", "item_key"], how="left", validate="one_to_one")
+    people = pd.concat(people, ignore_index=True)
+    return model.merge(people, on=keys, how="left", validate="one_to_one")

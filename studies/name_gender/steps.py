@@ -105,7 +105,9 @@ def fit_table(fits: dict, label: str) -> pd.DataFrame:
             rows.append(fit.coefs.assign(**{label: key, "backend": backend}))
             rv = fit.ranef_var
             rows.append(pd.DataFrame({label: key, "backend": backend,
-                                      "term": "var(" + rv["group"] + ": " + rv["term"] + ")",
+                                      "term": [f"var({g}: {t})" if isinstance(t, str) and t
+                                               else f"var({g})"
+                                               for g, t in zip(rv["group"], rv["term"])],
                                       "estimate": rv["variance"]}))
     if not rows:
         return pd.DataFrame()
@@ -135,7 +137,8 @@ def tables(run, state):
 
         items = state["items"]
         out["model_items"] = items
-        out["item_correlations"] = A.item_correlations(items)
+        out["item_correlations"] = A.item_correlations(
+            items, M.item_table(state["scored"], state["tables"], by_condition=True))
         out["rating_slopes"] = rating_slopes(state["human"], state["model_fits"])
         out["model_side_lmm"] = fit_table({f"exp{e}": f for e, f in state["model_fits"].items()},
                                           "experiment")
@@ -207,7 +210,8 @@ def report(run, report, out):
                      "Size-matched comparison of the groups' correlations with the model")
         report.table("alignment_glmm", out["alignment_glmm"],
                      f"Binomial alignment mixed model `{A.ALIGNMENT_FORMULA}` (group: "
-                     "women = reference)", p_columns=["p_value"])
+                     "men = reference; model_logit:groupwomen = women's extra slope on the "
+                     "model)", p_columns=["p_value"])
         report.table("singular_they", out["singular_they"],
                      "Exp 1: people's singular-they rate against the model's P(they), by "
                      "condition")
