@@ -138,8 +138,8 @@ def read_trials(folder: Path, experiment: int) -> pd.DataFrame:
                                       found=repr(raw["OtherType"].iloc[pos]))
         # A type on a he/she response is an error; an Other response without a
         # type happens once in the published file (row 7871, a repeated name
-        # left uncoded). It stays in (the authors analyse it as Other) and the
-        # loader counts it.
+        # left uncoded). It stays in: the authors analyse it as Other, and
+        # it is not an exclusion (the study counts singular they by type).
         typed_not_other = (other_type != "") & (df["Other"] != 1)
         if typed_not_other.any():
             pos = int(np.flatnonzero(typed_not_other.to_numpy())[0])
@@ -289,9 +289,6 @@ def load(folder: Path) -> LoadedDataset:
     for e in (1, 2, 3, 4):
         log.record(f"Exp {e} trials dropped by the loader (the published data are the "
                    "analysed data)", 0, unit="trials", stage="gardner2024")
-    untyped = int(((tables["exp1"]["Other"] == 1) & (tables["exp1"]["OtherType"] == "")).sum())
-    log.record("Exp 1 Other responses without an OtherType (kept as Other; not counted as "
-               "singular they)", untyped, unit="trials", stage="gardner2024")
     log.record("norming cells left blank (name not rated by that participant)",
                n_missing_ratings, unit="ratings", stage="gardner2024 exp0")
     return LoadedDataset(name="gardner2024", tables=tables, main="exp1",

@@ -91,4 +91,4 @@ def test_model_none_run(data_dir, tmp_path):
     assert (out / "figures" / "she_by_rating.png").stat().st_size > 0
     assert (out / "tables" / "human_models.tex").read_text().count("toprule") == 1
     report = (out / "report.md").read_text()
-    assert "Exclusions" in report and "without an OtherType" in report
+    assert "Exclusions" in report and "dropped by the loader" in report
