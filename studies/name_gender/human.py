@@ -190,6 +190,8 @@ def fit_settings(fits: dict) -> pd.DataFrame:
                      "rows": spec.subset, "coding": spec.coding, "nobs": s.get("nobs"),
                      "n_participants": s.get("n_groups", {}).get("Participant"),
                      "n_items": s.get("n_groups", {}).get("Item"), "loglik": s.get("loglik"),
-                     "aic": s.get("aic"), "optimizer": s.get("optimizer"),
+                     "aic": s.get("aic"),
+                     "optimizer": ("glmerControl default: bobyqa, then Nelder_Mead"
+                                   if s.get("optimizer") == "lme4 default" else s.get("optimizer")),
                      "nAGQ": 1, "published_in": spec.source})
     return pd.DataFrame(rows)

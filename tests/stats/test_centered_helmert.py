@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from gbstats.errors import GbstatsError
