@@ -169,6 +169,32 @@ def tables(run, state):
     return out
 
 
+def answer(out) -> str:
+    """One paragraph per production experiment: the slopes side by side and men vs women,
+    read off the tables (every number in it is in a table below)."""
+    lines = []
+    slopes = out["rating_slopes"].query("backend == 'lme4'").set_index(["experiment", "side"])
+    for exp in PRODUCTION:
+        people, model = slopes.loc[(exp, "people")], slopes.loc[(exp, "model")]
+        rel = out["group_reliability"].query("experiment == @exp").set_index("group")
+        matched = out["size_matched"].query("experiment == @exp").iloc[0]
+        table = out["alignment_glmm"]
+        glmm = table[(table["experiment"] == f"exp{exp}") & (table["backend"] == "lme4")]
+        inter = glmm[glmm["term"].str.startswith("model_logit:group")].iloc[0]
+        groups = "; ".join(f"{g} {r.r_corrected:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                           for g, r in rel.iterrows())
+        lines.append(
+            f"- **Exp {exp}.** Rating slope (log-odds of *she* per point): people "
+            f"{people.slope:.2f} [{people.ci_low:.2f}, {people.ci_high:.2f}], model "
+            f"{model.slope:.2f} [{model.ci_low:.2f}, {model.ci_high:.2f}]. Corrected item r "
+            f"with each group's she-rate: {groups}. Size-matched difference "
+            f"({matched.group_a} - {matched.group_b}) {matched.difference:.3f} "
+            f"[{matched.ci_low:.3f}, {matched.ci_high:.3f}], p = {matched.p_value:.3f}; "
+            f"alignment GLMM `{inter.term}` {inter.estimate:.3f} [{inter.ci_low:.3f}, "
+            f"{inter.ci_high:.3f}], p = {inter.p_value:.3f}.")
+    return "\n".join(lines)
+
+
 def report(run, report, out):
     from studies.name_gender.plots import rating_figure
 
@@ -196,6 +222,7 @@ def report(run, report, out):
                      columns=["experiment", "model", "rows", "coding", "nobs", "n_participants",
                               "n_items", "loglik", "aic", "optimizer", "nAGQ"])
     if "rating_slopes" in out:
+        report.section("Whom does the model resemble?", answer(out))
         report.table("rating_slopes", out["rating_slopes"],
                      "Slope of the first name's gender rating (log-odds of she per rating "
                      "point, 95% intervals): people's she-responses beside the model's "
