@@ -24,6 +24,7 @@ _EXPORTS = {
     "fit_notes": "gbstats.mixed.lmm",
     # the statistician's toolkit: contrasts, comparison, marginal means, random effects
     "resolve_contrasts": "gbstats.mixed.contrasts",
+    "CenteredHelmert": "gbstats.mixed.contrasts",
     "compare_models": "gbstats.mixed.compare",
     "marginal_means": "gbstats.mixed.marginal",
     "random_effects": "gbstats.mixed.ranef",

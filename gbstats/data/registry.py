@@ -212,6 +212,26 @@ DATASETS: dict[str, DatasetEntry] = {
             ("camilliere_stimuli.csv", "data/camilliere_stimuli.csv", "f7d2e9731de2df2ea92afc4e2c9c79b6765cc39d3a01aacd8be8b9566ccf767b"),
         ],
     ),
+    "gardner2024": _entry(
+        "gardner2024", "bethanyhgardner/gender-bias-names", "27800502289faa51d2dfd91f72b61ef5086739f6",
+        "none stated (no LICENSE file in the repository); de-identified replication data archived "
+        "with the article, Zenodo DOI 10.5281/zenodo.10293754",
+        [
+            ("exp0_data_census.csv", "data/exp0_data_census.csv", "6b8cc226d29341853afe28c4fd3eb4e3e30146719ea57a1619156f08b7ed105c"),
+            ("exp0_data_norming.csv", "data/exp0_data_norming.csv", "e3bcd9ce7377c0c06f2f9c61be6081c84a5711e99f34e6342a303112ee7e2b12"),
+            ("exp1_data.csv", "data/exp1_data.csv", "4d9145909b8464a7192b5952b831ab9811f56baa042682cdf8617cf3dedc88ec"),
+            ("exp1_data_about.txt", "data/exp1_data_about.txt", "3d2a429b570c4b26421bf804bbd0b5247f94e93adf22bffce5ab4ad58a195889"),
+            ("exp1_stimuli.xlsx", "materials/exp1_stimuli.xlsx", "fb019899efb9382b6cf2c7eb3b138d7b8ecd141d9c293c3d8dc3676af0dac6b6"),
+            ("exp2_data.csv", "data/exp2_data.csv", "5fc0cb3727b92b8a528e88113781a8c3054a906a7ceb3c76ba5f1d56a34c0baf"),
+            ("exp2_data_about.txt", "data/exp2_data_about.txt", "5c01ee2e6ffb0c60a3e58334ddbff94afc8426d2312b0fabf730fcb68f13be4e"),
+            ("exp2_stimuli.xlsx", "materials/exp2_stimuli.xlsx", "76fa87ed000a433eed4274434d1bb260bc9fbffd9823ee606a979d91e5d412ad"),
+            ("exp3-4_stimuli.xlsx", "materials/exp3-4_stimuli.xlsx", "301410c5878c6c75ff530fad05f7433493ca0fac6d256d06b1f132b75993fabb"),
+            ("exp3_data.csv", "data/exp3_data.csv", "2cbca89ac8b853cba5eda64c1a704e140fdb3151006bc8cb48c781a3cada5a67"),
+            ("exp3_data_about.txt", "data/exp3_data_about.txt", "372af7813a6da66a450e10e8bdb628a6d842a2507a83ad2327f19655c5db26a6"),
+            ("exp4_data.csv", "data/exp4_data.csv", "2478866cc00fa3d2780866d63fc374294b0252a161996053eca81d25f17f3412"),
+            ("exp4_data_about.txt", "data/exp4_data_about.txt", "277e428869d2dbe97eda5efafc19b480b7f5a30fa1c435b32359de6249f1f2b7"),
+        ],
+    ),
 }
 
 _DESCRIPTIONS = {
@@ -225,6 +245,7 @@ _DESCRIPTIONS = {
     "genda_lens2023": "Danish DaWinoBias and ABC (GenDa Lens 2023)",
     "camilliere2021": "Singular-they stimuli, 40 items x 8 conditions + 15 inanimate "
                       "(Camilliere et al. 2021, as published by Watson et al. 2023)",
+    "gardner2024": "Pronoun choice and memory after first, last and full names (Gardner & Brown-Schmidt 2024)",
 }
 DATASETS = {k: DatasetEntry(v.name, v.repo, v.commit, v.license, v.files, v.loader,
                             _DESCRIPTIONS[k]) for k, v in DATASETS.items()}

@@ -15,7 +15,20 @@ R names a contrast-coded column ``<variable><contrast column name>``:
   column, so each coefficient is the deviation of a level from the unweighted
   mean of the level means and the intercept is that grand mean;
 * a user matrix: a pandas DataFrame's column names, or ``1``, ``2``, ... for a
-  bare array (as R does for a matrix without colnames).
+  bare array (as R does for a matrix without colnames);
+* centered_helmert: Fraundorf's ``centerfactor`` (the weighted, centred
+  Helmert coding of Gardner & Brown-Schmidt 2024, among others): numbered
+  ``1``, ``2``, ... as R numbers a matrix without colnames. For contrast i the
+  i-th reference level gets -0.5, the earlier reference levels 0 and every
+  other level +0.5; then the column is centred on its observation-weighted
+  mean, so that with unequal cell sizes the intercept is the mean over
+  observations and each contrast is uncorrelated with the intercept.
+  ``"centered_helmert"`` takes R's default reference levels (the first k-1
+  levels, in order) and the fitted rows' counts; ``CenteredHelmert(reference=
+  ("last", "first"), counts={...})`` names them, and may fix the counts (an
+  analysis that sets the coding on the whole data set and then fits a subset
+  keeps the whole set's weights, because R's ``[.factor`` keeps a factor's
+  contrasts attribute).
 
 `Coding` holds one factor's resolved coding; `resolve_contrasts` checks a
 user's ``contrasts=`` against the factors of a fit and returns one `Coding` per
@@ -31,7 +44,27 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError
 
-CODING_NAMES = ("treatment", "sum")
+CODING_NAMES = ("treatment", "sum", "centered_helmert")
+
+
+@dataclass(frozen=True)
+class CenteredHelmert:
+    """The weighted, centred Helmert coding as a `contrasts=` value.
+
+    `reference`: the k-1 reference levels, one per contrast, in contrast
+    order (None: the first k-1 levels, R's ``centerfactor`` default).
+    `counts`: observations per level used for the centring, as
+    ``((level, n), ...)`` or a dict (None: the rows being fitted).
+    """
+
+    reference: tuple[str, ...] | None = None
+    counts: tuple[tuple[str, int], ...] | None = None
+
+    def __post_init__(self):
+        if self.reference is not None:
+            object.__setattr__(self, "reference", tuple(str(r) for r in self.reference))
+        if isinstance(self.counts, Mapping):
+            object.__setattr__(self, "counts", tuple((str(k), int(v)) for k, v in self.counts.items()))
 
 
 @dataclass(frozen=True)
@@ -40,7 +73,7 @@ class Coding:
     contrast column j, named `names[j]` (R's name is variable + names[j])."""
 
     variable: str
-    kind: str                  # "treatment", "sum" or "matrix"
+    kind: str                  # "treatment", "sum", "centered_helmert" or "matrix"
     levels: tuple[str, ...]
     matrix: np.ndarray
     names: tuple[str, ...]
@@ -62,6 +95,9 @@ class Coding:
                     "the mean of the level means)")
         rows = "; ".join(f"{lv} = {list(np.round(self.matrix[i], 6))}"
                          for i, lv in enumerate(self.levels))
+        if self.kind == "centered_helmert":
+            return (f"{self.variable}: weighted centred Helmert (R's centerfactor; each column "
+                    f"centred on its observation-weighted mean; {rows})")
         terms = [f"{self.variable}{name}" for name in self.names]   # the coefficient names
         return f"{self.variable}: user matrix with columns {terms} ({rows})"
 
@@ -81,6 +117,46 @@ def contr_sum(variable: str, levels) -> Coding:
     k = len(levels)
     matrix = np.vstack([np.eye(k - 1), -np.ones(k - 1)])
     return Coding(variable, "sum", levels, matrix, tuple(str(j) for j in range(1, k)))
+
+
+def centered_helmert(variable: str, levels, counts: Mapping[str, int],
+                     reference=None) -> Coding:
+    """Fraundorf's ``centerfactor`` as a `Coding` (see the module docstring).
+
+    `counts` maps every level to its number of observations; `reference`
+    lists k-1 distinct levels (default: the first k-1). Like ``centerfactor``
+    it takes up to three levels: with more, its Helmert scheme has not been
+    checked against R here.
+    """
+    levels = tuple(levels)
+    k = len(levels)
+    if k < 2 or k > 3:
+        raise GbstatsError(f"centered_helmert for {variable!r}: {k} levels {list(levels)}; "
+                           "expected 2 or 3 (as R's centerfactor)")
+    reference = tuple(levels[:k - 1]) if reference is None else tuple(reference)
+    if len(reference) != k - 1 or len(set(reference)) != k - 1:
+        raise GbstatsError(f"centered_helmert for {variable!r}: reference levels {list(reference)}; "
+                           f"expected {k - 1} distinct levels, one per contrast")
+    unknown = [r for r in reference if r not in levels]
+    if unknown:
+        raise GbstatsError(f"centered_helmert for {variable!r}: reference level(s) {unknown} are "
+                           f"not levels of the factor; its levels are {list(levels)}")
+    missing = [lv for lv in levels if lv not in counts]
+    if missing:
+        raise GbstatsError(f"centered_helmert for {variable!r}: no observation count for level(s) "
+                           f"{missing}; expected a count for each of {list(levels)}")
+    n = np.array([float(counts[lv]) for lv in levels])
+    if np.any(n < 0) or n.sum() <= 0:
+        raise GbstatsError(f"centered_helmert for {variable!r}: counts {dict(zip(levels, n))}; "
+                           "expected non-negative counts with a positive total")
+    matrix = np.empty((k, k - 1))
+    for i, ref in enumerate(reference):
+        column = np.full(k, 0.5)
+        column[[levels.index(r) for r in reference[:i]]] = 0.0
+        column[levels.index(ref)] = -0.5
+        matrix[:, i] = column - (n * column).sum() / n.sum()
+    return Coding(variable, "centered_helmert", levels, matrix,
+                  tuple(str(j) for j in range(1, k)))
 
 
 def user_coding(variable: str, levels, spec) -> Coding:
@@ -127,8 +203,12 @@ def user_coding(variable: str, levels, spec) -> Coding:
 
 
 def resolve_contrasts(contrasts: Mapping | None, levels: Mapping[str, list[str]],
-                      formula: str = "") -> dict[str, Coding]:
+                      formula: str = "",
+                      counts: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, Coding]:
     """One `Coding` per factor in `levels`: the user's choice, else treatment.
+
+    `counts` ({factor: {level: rows}}, the fitted rows) weights a
+    centered_helmert coding that does not fix its own counts.
 
     An unknown coding name, a matrix of the wrong shape, or a name that is not
     a factor of the formula is an error (a typo must not silently leave a
@@ -148,12 +228,25 @@ def resolve_contrasts(contrasts: Mapping | None, levels: Mapping[str, list[str]]
                 out[var] = contr_treatment(var, lv)
             elif spec == "sum":
                 out[var] = contr_sum(var, lv)
+            elif spec == "centered_helmert":
+                out[var] = centered_helmert(var, lv, _level_counts(var, counts, formula))
             else:
                 raise GbstatsError(f"unknown contrast {spec!r} for {var!r}; expected one of "
                                    f"{list(CODING_NAMES)} or a {len(lv)} x {len(lv) - 1} matrix")
+        elif isinstance(spec, CenteredHelmert):
+            given = dict(spec.counts) if spec.counts is not None else _level_counts(var, counts, formula)
+            out[var] = centered_helmert(var, lv, given, spec.reference)
         else:
             out[var] = user_coding(var, lv, spec)
     return out
+
+
+def _level_counts(var: str, counts, formula: str) -> dict:
+    if not counts or var not in counts:
+        raise GbstatsError(f"centered_helmert for {var!r} in {formula!r} needs the number of rows "
+                           "per level; pass CenteredHelmert(counts=...) or fit through "
+                           "fit_lmm/fit_glmm/fit_bayes, which count the fitted rows")
+    return dict(counts[var])
 
 
 def describe_codings(codings: Mapping[str, Coding]) -> str:

@@ -195,7 +195,9 @@ def prepare_data(parsed: ParsedFormula, data: pd.DataFrame, family: str = "gauss
         exclusions.record("missing value in a formula column", n_dropped, stage="prepare_data")
     return PreparedData(frame=frame, levels=levels, n_dropped_na=n_dropped, warnings=notes,
                         exclusions=exclusions,
-                        codings=resolve_contrasts(contrasts, levels, parsed.text))
+                        codings=resolve_contrasts(
+                            contrasts, levels, parsed.text,
+                            counts={v: frame[v].value_counts().to_dict() for v in levels}))
 
 
 def require_formula_columns(parsed: ParsedFormula, data: pd.DataFrame) -> None:

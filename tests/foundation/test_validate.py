@@ -109,7 +109,8 @@ def test_exclusion_log_counts_every_drop():
     log = ExclusionLog()
     kept = log.drop(df, df["x"] > 2, "x above 2", stage="test")
     assert len(kept) == 3  # 1, 2, and the missing value (mask NaN counts as keep)
-    assert log.to_records() == [{"stage": "test", "reason": "x above 2", "n": 2, "unit": "rows"}]
+    assert log.to_records() == [{"stage": "test", "reason": "x above 2", "n": 2, "unit": "rows",
+                                   "kind": "excluded"}]
 
 
 def test_numeric_text_is_parsed_with_correct_rounding():

@@ -50,6 +50,7 @@ FITTED_TABLES = {
     "cognitive_bias": {"glmm_stereotype_alpha", "maze_lmm", "glmm_marginal_accuracy",
                        "glmm_pro_minus_anti"},
     "genda_lens": {"mixed_model"},
+    "name_gender": {"human_models", "human_fit_settings"},
 }
 EXACT_RTOL, FITTED_RTOL = 1e-9, 1e-3
 # pronoun_fidelity's GLMM (correct ~ n_distractors * pronoun_set + case + two random

@@ -40,6 +40,7 @@ RUNS: dict[str, list[str]] = {
                          "--occupations", "3"],
     "winopron": ["--limit", "2"],
     "genda_lens": ["--limit", "5", "--n-boot", "200"],
+    "name_gender": ["--model", "none", "--no-bayes"],
 }
 
 

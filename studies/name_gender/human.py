@@ -1,0 +1,197 @@
+"""The human side: Gardner & Brown-Schmidt's (2024) main glmer models, with their codings.
+
+The authors' analysis code and its knitted output are public
+(bethanyhgardner/gender-bias-names, `analysis/exp{1..4}_analysis_main.Rmd`
+and `.md`, knitted 2023-03-26, repository commit 67cf6d4). What each model
+does, read from there:
+
+* Every experiment: `Participant` = SubjID, `Item` = the name as shown
+  (`NameShown` in Exp 1-2, `Name` in Exp 3-4); random intercepts for both;
+  `GenderRatingCentered` = the first name's rating minus its mean over the
+  experiment's trials (R's ``scale(x, scale = FALSE)``, which skips the NA
+  ratings of the Exp 1-2 last-name trials).
+* Exp 1 and 2, Model 1: ``She|Female ~ Condition`` on all trials, with the
+  fixed matrix "last vs first/full" = (0.33, 0.33, -0.66) and "first vs full"
+  = (-0.5, 0.5, 0) for (first, full, last).
+* Exp 1 and 2, Model 2: ``~ Condition * GenderRatingCentered`` on the first-
+  and full-name trials, "first vs full" = (-0.5, 0.5). The centring is the
+  one computed on all trials (which, the last-name ratings being NA, is the
+  mean over these very trials).
+* Exp 3 and 4: ``~ Condition * GenderRatingCentered`` on all trials, with
+  Fraundorf's centred Helmert coding, reference levels ("last", "first"),
+  weighted by the trials per condition. Exp 3 also has the authors' Model 2,
+  the same model on the he/she responses only (Other excluded); the coding
+  set on all trials travels with the factor into that subset (R's
+  ``[.factor`` keeps the contrasts attribute), so its weights are the
+  all-trials counts, not the subset's.
+
+`model_data(...)` builds each model's rows and `HUMAN_MODELS` names them;
+`fit_human_models` fits them with lme4's glmer defaults (Laplace, nAGQ = 1,
+glmerControl's default optimizers bobyqa then Nelder-Mead), as the authors did.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from gbstats.mixed.contrasts import CenteredHelmert
+
+FIXED_3 = pd.DataFrame({"last vs first/full": [0.33, 0.33, -0.66],
+                        "first vs full": [-0.5, 0.5, 0.0]}, index=["first", "full", "last"])
+FIXED_2 = pd.DataFrame({"first vs full": [-0.5, 0.5]}, index=["first", "full"])
+HELMERT_REFERENCE = ("last", "first")
+RANDOM = "(1 | Participant) + (1 | Item)"
+
+
+@dataclass(frozen=True)
+class HumanModel:
+    experiment: int
+    model: str            # the authors' name for it
+    outcome: str          # She (production) or Female (memory)
+    rhs: str              # fixed part
+    subset: str           # "all", "first_full" or "no_other"
+    coding: str           # "fixed" or "centered_helmert"
+    source: str           # the knitted file that prints it
+
+    @property
+    def formula(self) -> str:
+        return f"{self.outcome} ~ {self.rhs} + {RANDOM}"
+
+    @property
+    def key(self) -> str:
+        return f"exp{self.experiment}_{self.model}"
+
+    @property
+    def has_rating(self) -> bool:
+        return "GenderRatingCentered" in self.rhs
+
+
+HUMAN_MODELS = (
+    HumanModel(1, "m_cond", "She", "Condition", "all", "fixed", "analysis/exp1_analysis_main.md"),
+    HumanModel(1, "m_nameGender", "She", "Condition * GenderRatingCentered", "first_full", "fixed",
+               "analysis/exp1_analysis_main.md"),
+    HumanModel(2, "m_cond", "Female", "Condition", "all", "fixed", "analysis/exp2_analysis_main.md"),
+    HumanModel(2, "m_nameGender", "Female", "Condition * GenderRatingCentered", "first_full",
+               "fixed", "analysis/exp2_analysis_main.md"),
+    HumanModel(3, "m_all", "She", "Condition * GenderRatingCentered", "all", "centered_helmert",
+               "analysis/exp3_analysis_main.md"),
+    HumanModel(3, "m_noOther", "She", "Condition * GenderRatingCentered", "no_other",
+               "centered_helmert", "analysis/exp3_analysis_main.md"),
+    HumanModel(4, "m_all", "Female", "Condition * GenderRatingCentered", "all", "centered_helmert",
+               "analysis/exp4_analysis_main.md"),
+)
+
+
+def experiment_frame(trials: pd.DataFrame) -> pd.DataFrame:
+    """One experiment's trials with the authors' names and the centred rating."""
+    out = trials.rename(columns={"SubjID": "Participant"}).copy()
+    out["GenderRatingCentered"] = out["GenderRating"] - out["GenderRating"].mean()  # NaN skipped
+    return out
+
+
+def model_data(spec: HumanModel, trials: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """(rows, contrasts) of one model, from the experiment's loader table."""
+    full = experiment_frame(trials)
+    if spec.coding == "centered_helmert":
+        counts = full["Condition"].value_counts().to_dict()   # weights from all trials
+        contrasts = {"Condition": CenteredHelmert(reference=HELMERT_REFERENCE, counts=counts)}
+    elif spec.subset == "first_full":
+        contrasts = {"Condition": FIXED_2}
+    else:
+        contrasts = {"Condition": FIXED_3}
+    if spec.subset == "first_full":
+        rows = full[full["Condition"] != "last"]
+    elif spec.subset == "no_other":
+        rows = full[full["Other"] == 0]
+    else:
+        rows = full
+    columns = ["Participant", "Item", "Condition", spec.outcome] + (
+        ["GenderRatingCentered"] if spec.has_rating else [])
+    return rows[columns].reset_index(drop=True), contrasts
+
+
+def bambi_safe(contrasts: dict) -> tuple[dict, dict]:
+    """(contrasts with formula-safe column names, {safe term piece: authors' piece}).
+
+    The Bayesian engine writes each contrast column into a formula, where the
+    authors' names ("first vs full") do not parse; the twin is fitted with
+    "first_vs_full" and its terms renamed back, so both engines' rows share names."""
+    safe, back = {}, {}
+    for var, spec in contrasts.items():
+        if isinstance(spec, pd.DataFrame):
+            renamed = {c: re.sub(r"\W+", "_", c) for c in spec.columns}
+            safe[var] = spec.rename(columns=renamed)
+            back.update({f"{var}{new}": f"{var}{old}" for old, new in renamed.items()})
+        else:
+            safe[var] = spec
+    return safe, back
+
+
+def rename_terms(fit, back: dict):
+    """`fit` with each term's pieces mapped through `back` (a:b renamed piece by piece)."""
+    if not back:
+        return fit
+    coefs = fit.coefs.assign(term=[":".join(back.get(p, p) for p in t.split(":"))
+                                   for t in fit.coefs["term"]])
+    return replace(fit, coefs=coefs)
+
+
+def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, draws: int = 1000,
+                     seed: int = 0, use_cache: bool = True, cache_dir=None) -> dict:
+    """{spec.key: {"lme4": FitResult[, "pymc": FitResult]}}; twins only for rating models."""
+    from gbstats.mixed.fitting import fit_with_twin
+
+    fits = {}
+    for spec in specs:
+        rows, contrasts = model_data(spec, tables[f"exp{spec.experiment}"])
+        fits[spec.key] = fit_with_twin(spec.formula, rows, backends=["lme4"], family="binomial",
+                                       bayes=False, contrasts=contrasts, use_cache=use_cache,
+                                       cache_dir=cache_dir)
+        if bayes and spec.has_rating:
+            safe, back = bambi_safe(contrasts)
+            twin = fit_with_twin(spec.formula, rows, backends=[], family="binomial", bayes=True,
+                                 draws=draws, seed=seed, loo=False, contrasts=safe,
+                                 use_cache=use_cache, cache_dir=cache_dir)
+            fits[spec.key]["pymc"] = rename_terms(twin["pymc"], back)
+    return fits
+
+
+def human_models_table(fits: dict, specs=HUMAN_MODELS) -> pd.DataFrame:
+    """`human_models`: experiment, model, backend, term, estimate, std_error (+ interval, z, p);
+    variance components as rows with term "var(Participant)" / "var(Item)"."""
+    rows = []
+    for spec in specs:
+        for backend, fit in fits.get(spec.key, {}).items():
+            for c in fit.coefs.itertuples():
+                rows.append({"experiment": spec.experiment, "model": spec.model, "backend": backend,
+                             "kind": "fixed", "term": c.term, "estimate": c.estimate,
+                             "std_error": c.se, "ci_low": c.ci_low, "ci_high": c.ci_high,
+                             "p_value": c.p_value})
+            for v in fit.ranef_var.itertuples():
+                rows.append({"experiment": spec.experiment, "model": spec.model, "backend": backend,
+                             "kind": "variance", "term": f"var({v.group})", "estimate": v.variance,
+                             "std_error": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                             "p_value": np.nan})
+    return pd.DataFrame(rows)
+
+
+def fit_settings(fits: dict) -> pd.DataFrame:
+    """What each lme4 fit used and gave: n, groups, logLik, AIC, optimizer, nAGQ."""
+    rows = []
+    for spec in HUMAN_MODELS:
+        fit = fits.get(spec.key, {}).get("lme4")
+        if fit is None:
+            continue
+        s = fit.fit_stats
+        rows.append({"experiment": spec.experiment, "model": spec.model, "formula": spec.formula,
+                     "rows": spec.subset, "coding": spec.coding, "nobs": s.get("nobs"),
+                     "n_participants": s.get("n_groups", {}).get("Participant"),
+                     "n_items": s.get("n_groups", {}).get("Item"), "loglik": s.get("loglik"),
+                     "aic": s.get("aic"),
+                     "optimizer": ("glmerControl default: bobyqa, then Nelder_Mead"
+                                   if s.get("optimizer") == "lme4 default" else s.get("optimizer")),
+                     "nAGQ": 1, "published_in": spec.source})
+    return pd.DataFrame(rows)
