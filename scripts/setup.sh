@@ -9,7 +9,7 @@ VENV=.venv
 PY=$VENV/bin/python
 # emmeans: marginal means of lme4 fits; performance: the R2/ICC references
 # (tests/reference/make_toolkit_refs.R)
-R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance"
+R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance r-cran-blme"
 TEX_APT="texlive-latex-base texlive-latex-recommended"
 # OpenBLAS for PyTensor (PyMC's compiler; gbstats/blas.py points it here). Serial:
 # the two MCMC chains already take the two cores.

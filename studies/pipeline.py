@@ -15,7 +15,8 @@ and its `run.py` ends with `main = STUDY.main`. The runner (`run_study`) owns
 everything else: parsing and the common flags, the score-cache flags
 (`run.cache`), loading models (`run.model()`), the lme4 availability notice
 (`run.lme4_available()`, one message per run), the notes (`run.note()`,
-shown by `run.notes_markdown()`), fit warnings (`run.warn()`), exclusions
+shown by `run.notes_markdown()`), fit warnings (`run.warn()`; `run.record_fits()`
+also records each Bayesian twin's convergence figures and priors), exclusions
 (`run.log`), provenance, the CSV / JSON / LaTeX outputs, the closing message,
 and error handling: every expected failure (a `GbstatsError`) becomes one
 line on stderr and exit code 2, never a traceback.
@@ -116,6 +117,7 @@ class Run:
     data_files: dict[str, str] = field(default_factory=dict)
     provenance_extra: dict[str, Any] = field(default_factory=dict)
     csv_outputs: dict[str, tuple[pd.DataFrame, str]] = field(default_factory=dict)
+    bayes_twins: dict[str, dict] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -177,6 +179,18 @@ class Run:
         """Fit warnings (convergence, singular fit, R-hat...) for the report's Warnings section."""
         self.warnings.extend(warnings)
 
+    def record_fits(self, what: str, fits) -> None:
+        """Fits of one model, {backend label: FitResult}: their warnings go to
+        the report's Warnings section, and the Bayesian twin among them (if
+        any) to results.json's "bayes_twins" and the report's "Bayesian twins"
+        section (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
+        from gbstats.mixed.fitting import BAYES_BACKEND, fit_warnings, twin_record
+
+        self.warn(fit_warnings(fits, what))
+        twin = fits.get(BAYES_BACKEND)
+        if twin is not None and "rhat_max" in twin.fit_stats:
+            self.bayes_twins[what] = twin_record(twin)
+
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
         if self._lme4 is None:
@@ -218,6 +232,7 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
     say("writing the report")
     report = StudyReport(study.name, run.out, study.title, simulated=run.simulated)
     study.report(run, report, state)
+    report.bayes_twins(run.bayes_twins)
     report.warnings(run.warnings)
     report.exclusions(run.log)
     run.out.mkdir(parents=True, exist_ok=True)

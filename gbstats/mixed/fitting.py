@@ -50,30 +50,127 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
                        f"{', '.join(_BAYES_FAMILY)}")
 
 
+# How far `fit_bayes_twin` goes to reach the convergence figures (R-hat <= 1.01,
+# bulk and tail ESS >= 400 on every reported parameter, no divergence): each
+# retry doubles draws and tuning steps, and after divergences also raises
+# NUTS's target acceptance (smaller steps), up to MAX_DRAWS_FACTOR x the draws
+# asked for. A twin still short of the figures then is returned with
+# fit_stats["converged"] False, which `twin_notes` prints as NOT CONVERGED.
+MAX_DRAWS_FACTOR = 4
+RETRY_TARGET_ACCEPT = (0.9, 0.95, 0.99)
+
+
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
                    draws: int = 1000, tune: int | None = None, seed: int | None = None,
-                   loo: bool = True, contrasts: Mapping | None = None):
+                   loo: bool = True, contrasts: Mapping | None = None,
+                   priors: Mapping | None = None, prior_widen: float = 1.0,
+                   max_draws: int | None = None, target_accept: float | None = None):
     """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
+    `priors` overrides default priors as `fit_bayes` reads them ({"x": {"dist":
+    "Normal", "mu": 0, "sigma": 2}}, ...); `prior_widen` widens every default
+    prior (2.0 for a sensitivity refit).
+
+    Converging is part of the fit: while the reported parameters miss the
+    figures (`gbstats.mixed.bayes.diagnostics`), the model is refitted with
+    twice the draws and tuning steps (and, after divergences, a higher
+    target acceptance), up to `max_draws` per chain (default MAX_DRAWS_FACTOR
+    x `draws`). Every attempt's figures are kept in fit_stats["attempts"];
+    the result is the last attempt, converged or not (fit_stats["converged"]).
     """
     from gbstats.mixed.bayes import fit_bayes
 
     if family not in _BAYES_FAMILY:
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
-    return fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws,
-                     tune=draws if tune is None else tune, seed=seed, loo=loo, contrasts=contrasts)
+    limit = MAX_DRAWS_FACTOR * draws if max_draws is None else max_draws
+    tune = draws if tune is None else tune
+    attempts = []
+    while True:
+        fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
+                        seed=seed, loo=loo, contrasts=contrasts, priors=priors,
+                        prior_widen=prior_widen, target_accept=target_accept)
+        stats = fit.fit_stats
+        attempts.append({k: stats[k] for k in ("n_draws", "n_tune", "target_accept", "rhat_max",
+                                               "ess_bulk_min", "ess_tail_min", "divergences",
+                                               "converged")})
+        if stats["converged"] or 2 * draws > limit:
+            break
+        draws, tune = 2 * draws, 2 * tune
+        if stats["divergences"]:
+            target_accept = next((t for t in RETRY_TARGET_ACCEPT if t > stats["target_accept"]),
+                                 stats["target_accept"])
+    fit.fit_stats["attempts"] = attempts
+    if len(attempts) > 1:
+        fit.warnings.append(
+            f"refitted {len(attempts) - 1} time(s) to reach the convergence figures; the "
+            f"reported fit used {draws} draws x {stats['n_chains']} chains after {tune} tuning "
+            f"steps (target_accept {stats['target_accept']})")
+    return fit
+
+
+def twin_record(fit) -> dict:
+    """What results.json records of one Bayesian twin: its convergence figures,
+    settings and priors (`Run.record_fits` collects one per twin)."""
+    stats = fit.fit_stats
+    keys = ("rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "converged", "n_draws",
+            "n_tune", "n_chains", "sampler", "mass_matrix", "target_accept", "seed", "priors",
+            "prior_source", "prior_widen", "priors_given", "attempts", "reused_from_cache")
+    return {"formula": fit.formula, "family": fit.family,
+            **{k: stats[k] for k in keys if k in stats}}
+
+
+def twin_notes(fits: Mapping) -> list[str]:
+    """Table-note sentences for the Bayesian twin among `fits` (a {backend:
+    FitResult} dict): whether it converged, with its figures, and its priors.
+    An unconverged twin is marked NOT CONVERGED, never shown as fine."""
+    from gbstats.mixed.bayes import convergence_note
+
+    fit = fits.get(BAYES_BACKEND)
+    if fit is None or "rhat_max" not in fit.fit_stats:
+        return []
+    stats = fit.fit_stats
+    priors = "; ".join(f"{term} ~ {prior}" for term, prior in stats.get("priors", {}).items())
+    return [f"Bayesian twin [{BAYES_BACKEND}]: {convergence_note(stats)}; "
+            f"{stats['n_chains']} chains x {stats['n_draws']} draws.",
+            f"Priors [{BAYES_BACKEND}]: {priors}."]
+
+
+def frequentist_notes(fits: Mapping) -> list[str]:
+    """Table-note sentences for the lme4/statsmodels fits among `fits`: their
+    convergence and singular-fit warnings, so that a table never hides them."""
+    notes = []
+    for label, fit in fits.items():
+        if label == BAYES_BACKEND:
+            continue
+        flagged = [w for w in fit.warnings if any(k in w.lower() for k in FIT_PROBLEM_WORDS)]
+        notes += [f"[{label}] {w}" for w in flagged]
+    return notes
+
+
+# Words that mark a frequentist fit's own trouble in lme4's / statsmodels'
+# messages (lme4: "boundary (singular) fit", "Model failed to converge",
+# "Hessian is numerically singular"; gbstats: "quasi-complete separation").
+FIT_PROBLEM_WORDS = ("singular", "converge", "hessian", "separation", "eigenvalue", "boundary")
+
+
+def table_notes(fits: Mapping) -> list[str]:
+    """Everything a table of these fits must say about them: frequentist fit
+    problems (`frequentist_notes`) and the twin's convergence and priors."""
+    return frequentist_notes(fits) + twin_notes(fits)
 
 
 def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),
                   family: str = "gaussian", bayes: bool = True, draws: int = 1000,
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
                   optimizer: str | None = None, contrasts: Mapping | None = None,
-                  use_cache: bool = False, cache_dir=None) -> dict:
+                  use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
+                  prior_widen: float = 1.0) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
-    `backends` may be empty (Bayesian fit only). The order of the dict is the
+    `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
+    go to the twin (`fit_bayes_twin`). The order of the dict is the
     order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
@@ -88,7 +185,8 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
     if bayes:
         fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
                                          draws=draws, tune=tune, seed=seed, loo=loo,
-                                         contrasts=contrasts, **cache)
+                                         contrasts=contrasts, priors=priors,
+                                         prior_widen=prior_widen, **cache)
     return fits
 
 

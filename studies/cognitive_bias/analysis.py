@@ -336,11 +336,6 @@ def posterior_summary(fits_by_dataset: dict) -> pd.DataFrame:
                                        "ci_high", "p_effect_grows_as_alpha_shrinks", "n_draws"])
 
 
-def fit_warnings(fits_by_dataset: dict) -> list[str]:
-    return [f"{dataset} [{label}]: {w}" for dataset, fits in fits_by_dataset.items()
-            for label, r in fits.items() for w in r.warnings]
-
-
 # --------------------------------------------------------------------------- human scale
 
 def interpolated_alpha(alphas, accuracies, target: float) -> tuple[float, str]:

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import reused_fits_note
+from gbstats.mixed.fitting import reused_fits_note, table_notes
 
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
@@ -139,8 +139,9 @@ def fit(run, s):
     s.accuracy = A.order_accuracy(pd.concat(parts, ignore_index=True))
     if not resolved.empty:
         run.write_csv("lm_resolutions.csv", resolved)
-    run.warn(A.fit_warnings(s.glmms)
-             + [f"MAZE LMM {d}: {w}" for d, r in s.maze_fits.items() for w in r.warnings])
+    for dataset, fits in s.glmms.items():
+        run.record_fits(dataset, fits)
+    run.warn([f"MAZE LMM {d}: {w}" for d, r in s.maze_fits.items() for w in r.warnings])
     run.add_provenance(ignore_non_coreference_in=list(IGNORE_CHOICES[args.ignore_non_coreference]),
                        drop_repeated_responses=args.drop_repeated_responses,
                        lme4=use_lme4, bayes=run.bayes, draws=args.draws, limit=args.limit,
@@ -238,7 +239,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     report.table("glmm_stereotype_alpha", A.glmm_table(glmms),
                  "Fixed effects (lme4: Laplace ML, Wald z and 95% CI; bayes: posterior mean, "
                  "SD and 95% interval). converged = false: lme4 or the sampler warned (see "
-                 "Warnings); do not read those rows. " + A.coding_note(glmms))
+                 "Warnings); do not read those rows. " + A.coding_note(glmms),
+                 notes=[f"{dataset}: {n}" for dataset, fits in glmms.items()
+                        for n in table_notes(fits)] or None)
     marginal, pro_minus_anti, marginal_notes = A.marginal_accuracy(glmms)
     if not marginal.empty:
         report.table("glmm_marginal_accuracy", marginal,

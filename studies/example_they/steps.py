@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.data.validate import read_table, validate_frame
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, stack_fits
+from gbstats.mixed.fitting import fit_with_twin, stack_fits, table_notes
 from models.forced_choice import forced_choice
 
 STIMULI = Path(__file__).resolve().parents[2] / "data" / "singular_they" / "stimuli.tsv"
@@ -45,7 +45,7 @@ def fit(run, rows):
     lme4 = run.lme4_available("the lme4 fit (statsmodels fitted the model instead)", plural=False)
     fits = fit_with_twin(FORMULA, rows, backends=["lme4" if lme4 else "statsmodels"],
                          bayes=run.bayes, draws=run.args.draws, seed=run.seed)
-    run.warn(fit_warnings(fits, "they log-odds LMM"))
+    run.record_fits("they log-odds LMM", fits)
     return rows, fits
 
 
@@ -53,12 +53,13 @@ def tables(run, state):
     rows, fits = state
     means = rows.groupby("antecedent_type", as_index=False).agg(
         n=("item", "size"), mean_p_they=("p_they", "mean"), mean_logodds=("they_logodds", "mean"))
-    return means, stack_fits(fits)
+    return means, stack_fits(fits), table_notes(fits)
 
 
 def report(run, report, state):
-    means, coefs = state
+    means, coefs, notes = state
     report.section("Design", f"Model `{run.args.model}` chooses among three pronoun forms after a "
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
     report.table("they_by_name", means, "Mean probability and log-odds of the they-form")
-    report.table("lmm", coefs, f"`{FORMULA}`; `gendered` = 1 for a gendered name")
+    report.table("lmm", coefs, f"`{FORMULA}`; `gendered` = 1 for a gendered name",
+                 notes=notes or None)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import fit_warnings
+from gbstats.mixed.fitting import table_notes
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
@@ -134,8 +134,8 @@ def fit(run, s):
             for backend, fit in s.fits[model].items():
                 effects[(model, backend)] = A.distractor_effects(fit)
     s.effects = A.effects_table(effects)
-    run.warn([w for model, by_backend in s.fits.items()
-              for w in fit_warnings(by_backend, f"GLMM {model}")])
+    for model, by_backend in s.fits.items():
+        run.record_fits(f"GLMM {model}", by_backend)
     run.add_provenance(distractors=args.distractors, per_seed=args.per_seed, n_seeds=N_SEEDS,
                        occupations=args.occupations, bayes=run.bayes, draws=args.draws,
                        lme4=use_lme4)
@@ -204,7 +204,9 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
             "priors on the coefficients)."))
         report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
-                     "(unique instances)")
+                     "(unique instances)",
+                     notes=[f"{model}: {n}" for model, by_backend in fits.items()
+                            for n in table_notes(by_backend)] or None)
         report.table("distractor_effects", effects,
                      "How fidelity changes with distractors: per pronoun set, the change in the "
                      "log-odds of a correct answer with k distractors against the fewest "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from gbstats.data import role_nouns as rn
-from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note, stack_fits
+from gbstats.mixed.fitting import fit_with_twin, reused_fits_note, stack_fits, table_notes
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
@@ -103,7 +103,7 @@ def fit(run, s):
     s.proportions = A.proportions_table(s.trials, s.item_probs)
     say("[5/6] the human data's own model: " + A.GLMM_FORMULA)
     s.fits = fit_human_model(run, s.trials)
-    run.warn(fit_warnings(s.fits, "human GLMM"))
+    run.record_fits("human GLMM", s.fits)
     for note in reused_fits_note({"human GLMM": s.fits}):
         run.note(note)
     run.add_provenance(states=s.states, n_states=len(s.states),
@@ -221,6 +221,7 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
             "interval (bambi's default priors)."))
         report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), "Choosing the gender-neutral form: "
-                     "lme4 and Bayesian fits side by side (log-odds)", digits=3)
+                     "lme4 and Bayesian fits side by side (log-odds)", digits=3,
+                     notes=table_notes(fits) or None)
 
 

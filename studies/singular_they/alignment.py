@@ -194,10 +194,10 @@ def fit_rq2(run, s) -> None:
         s.comparisons = holm_families(s.comparisons, steiger_family)
     if not s.mann_whitney.empty:
         s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
-    from gbstats.mixed.fitting import fit_warnings, reused_fits_note
+    from gbstats.mixed.fitting import reused_fits_note
 
-    run.warn([w for grouping, fits in s.alignment_fits.items()
-              for w in fit_warnings(fits, f"alignment mixed model ({grouping})")])
+    for grouping, fits in s.alignment_fits.items():
+        run.record_fits(f"alignment mixed model ({grouping})", fits)
     for note in reused_fits_note({f"alignment mixed model ({grouping})": fits
                                   for grouping, fits in s.alignment_fits.items()}):
         run.note(note)
@@ -237,7 +237,8 @@ def report_rq2(report, s) -> None:
                      "Alignment mixed model; score_z:group[g] = group g's slope on "
                      "standardised surprisal minus the first group's (rating points per SD). "
                      "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
-                     simulated=simulated, digits=3, p_columns=P_COLUMNS)
+                     simulated=simulated, digits=3, p_columns=P_COLUMNS,
+                     notes=alignment_table_notes(s.alignment_fits) or None)
 
     report.section("RQ2 as in Watson et al. (2023): raw correlations", (
         "The paper's analysis, kept for comparability: Pearson correlations between the "
@@ -263,3 +264,11 @@ def report_rq2(report, s) -> None:
                      "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
                      "alternative: the earlier stage scores lower)", simulated=simulated,
                      p_columns=P_COLUMNS)
+
+
+def alignment_table_notes(alignment_fits: dict) -> list[str]:
+    """The alignment table's notes: each grouping's fit problems and twin figures."""
+    from gbstats.mixed.fitting import table_notes
+
+    return [f"({grouping}) {note}" for grouping, fits in alignment_fits.items()
+            for note in table_notes(fits)]
