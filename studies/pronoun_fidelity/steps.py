@@ -200,9 +200,12 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             "the fewest distractors), nested in the pronoun set, so the model assumes no shape "
             "for the decay: encoder-only models are not monotone in the number of distractors. "
             "`he` and `accusative` are the references; context_template = the introduction's "
-            "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
-            f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
-            "priors on the coefficients)."))
+            "template. blme (the default reading): blme::bglmer, glmer penalised by a weak "
+            "Normal(0, 10) prior on the intercept and Normal(0, 2.5) on the other fixed "
+            "effects, whose estimates stay finite where the data are separated; lme4: plain "
+            "glmer, Laplace ML, Wald z, kept beside it; pymc: posterior mean, SD and 95% "
+            f"interval (at least {args.draws} tuning steps and draws per chain, more if needed "
+            "to converge; rstanarm's autoscaled default priors, listed under Bayesian twins)."))
         report.table("glmm", A.glmm_table(fits), "Logistic mixed model of correctness "
                      "(unique instances)",
                      notes=[f"{model}: {n}" for model, by_backend in fits.items()
