@@ -97,3 +97,37 @@ def test_a_failing_study_run_as_a_module_keeps_its_exit_code(tmp_path):
                         str(tmp_path / "o")], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "--frames: expected 1 or more, found 0" in done.stderr
+
+
+def test_the_runner_records_every_bayesian_twin(tmp_path):
+    """Run.record_fits puts each twin's convergence figures and priors in
+    results.json ("bayes_twins") and in the report, for every study alike."""
+    import numpy as np
+
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    def load(run, _):
+        rng = np.random.default_rng(4)
+        g = np.repeat(np.arange(8), 6)
+        return pd.DataFrame({"g": [f"g{k}" for k in g],
+                             "y": rng.normal(0, 1, 8)[g] + rng.normal(0, 1, g.size)})
+
+    def fit(run, rows):
+        twin = fit_bayes_twin("y ~ 1 + (1|g)", rows, draws=20, max_draws=20, seed=run.seed,
+                              loo=False)
+        run.record_fits("tiny twin", {"pymc": twin})
+        return twin
+
+    def report(run, report, twin):
+        report.table("coefs", twin.coefs, "coefs")
+
+    study = Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
+                  load=load, fit=fit, report=report)
+    out = tmp_path / "tiny_bayes"
+    assert study.main(["--model", "none", "--out", str(out)]) == 0
+    record = json.loads((out / "results.json").read_text())["bayes_twins"]["tiny twin"]
+    assert record["converged"] is False and record["n_draws"] == 20
+    assert record["ess_bulk_min"] < 400 and record["divergences"] >= 0
+    assert set(record["priors"]) == {"(Intercept)", "1|g", "sigma"}
+    text = (out / "report.md").read_text()
+    assert "## Bayesian twins" in text and "| tiny twin" in text and "| NO " in text
