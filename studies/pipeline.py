@@ -118,6 +118,7 @@ class Run:
     provenance_extra: dict[str, Any] = field(default_factory=dict)
     csv_outputs: dict[str, tuple[pd.DataFrame, str]] = field(default_factory=dict)
     bayes_twins: dict[str, dict] = field(default_factory=dict)
+    prior_sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -190,6 +191,20 @@ class Run:
         twin = fits.get(BAYES_BACKEND)
         if twin is not None and "rhat_max" in twin.fit_stats:
             self.bayes_twins[what] = twin_record(twin)
+            if getattr(self.args, "prior_sensitivity", False):
+                self.check_prior_sensitivity(what, twin)
+
+    def check_prior_sensitivity(self, what: str, twin) -> None:
+        """--prior-sensitivity: refit `twin` with priors twice as wide
+        (`gbstats.mixed.fitting.prior_sensitivity`); the runner shows the table."""
+        from gbstats.mixed.fitting import prior_sensitivity
+
+        if twin.handle is None:
+            self.note(f"prior sensitivity of {what}: its twin was reused from the fit cache, "
+                      "which keeps no data to refit; rerun with --no-cache")
+            return
+        say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
+        self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0)
 
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
@@ -232,6 +247,15 @@ def _execute(study: Study, args: argparse.Namespace) -> dict | None:
     say("writing the report")
     report = StudyReport(study.name, run.out, study.title, simulated=run.simulated)
     study.report(run, report, state)
+    if run.prior_sensitivity:
+        report.table("prior_sensitivity", pd.concat(
+            [t.assign(model=what) for what, t in run.prior_sensitivity.items()],
+            ignore_index=True)[["model", *run.prior_sensitivity[next(iter(run.prior_sensitivity))].columns]],
+            "Prior sensitivity of the Bayesian twins: posterior mean and 95% interval with the "
+            "default priors and with every default prior twice as wide (_wide); shift_in_sd = "
+            "difference of the means in posterior SDs of the default fit",
+            notes=["Default priors: rstanarm's autoscaled weakly-informative priors "
+                   "(see Bayesian twins); the wide fit multiplies every scale by 2."])
     report.bayes_twins(run.bayes_twins)
     report.warnings(run.warnings)
     report.exclusions(run.log)
