@@ -185,14 +185,16 @@ class Run:
         the report's Warnings section, and the Bayesian twin among them (if
         any) to results.json's "bayes_twins" and the report's "Bayesian twins"
         section (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
-        from gbstats.mixed.fitting import BAYES_BACKEND, fit_warnings, twin_record
+        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, fit_warnings, twin_record
 
         self.warn(fit_warnings(fits, what))
-        twin = fits.get(BAYES_BACKEND)
-        if twin is not None and "rhat_max" in twin.fit_stats:
-            self.bayes_twins[what] = twin_record(twin)
+        for label, twin in bayes_twins_of(fits).items():
+            if "rhat_max" not in twin.fit_stats:
+                continue
+            key = what if label == BAYES_BACKEND else f"{what} [{label}]"
+            self.bayes_twins[key] = twin_record(twin)
             if getattr(self.args, "prior_sensitivity", False):
-                self.check_prior_sensitivity(what, twin)
+                self.check_prior_sensitivity(key, twin)
 
     def check_prior_sensitivity(self, what: str, twin) -> None:
         """--prior-sensitivity: refit `twin` with priors twice as wide

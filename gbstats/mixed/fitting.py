@@ -121,28 +121,41 @@ def twin_record(fit) -> dict:
             **{k: stats[k] for k in keys if k in stats}}
 
 
+def is_twin(fit) -> bool:
+    """A Bayesian (bambi/PyMC) fit, whatever label a study keys it by."""
+    return getattr(fit, "backend", None) == "bambi"
+
+
+def bayes_twins_of(fits: Mapping) -> dict:
+    """{label: FitResult} of the Bayesian fits among `fits` (labels as the study keys them:
+    "pymc", "pymc, alpha numeric", ...)."""
+    return {label: fit for label, fit in fits.items() if is_twin(fit)}
+
+
 def twin_notes(fits: Mapping) -> list[str]:
-    """Table-note sentences for the Bayesian twin among `fits` (a {backend:
-    FitResult} dict): whether it converged, with its figures, and its priors.
-    An unconverged twin is marked NOT CONVERGED, never shown as fine."""
+    """Table-note sentences for each Bayesian twin among `fits` (a {backend
+    label: FitResult} dict): whether it converged, with its figures, and its
+    priors. An unconverged twin is marked NOT CONVERGED, never shown as fine."""
     from gbstats.mixed.bayes import convergence_note
 
-    fit = fits.get(BAYES_BACKEND)
-    if fit is None or "rhat_max" not in fit.fit_stats:
-        return []
-    stats = fit.fit_stats
-    priors = "; ".join(f"{term} ~ {prior}" for term, prior in stats.get("priors", {}).items())
-    return [f"Bayesian twin [{BAYES_BACKEND}]: {convergence_note(stats)}; "
-            f"{stats['n_chains']} chains x {stats['n_draws']} draws.",
-            f"Priors [{BAYES_BACKEND}]: {priors}."]
+    notes = []
+    for label, fit in bayes_twins_of(fits).items():
+        stats = fit.fit_stats
+        if "rhat_max" not in stats:
+            continue
+        priors = "; ".join(f"{term} ~ {prior}" for term, prior in stats.get("priors", {}).items())
+        notes += [f"Bayesian twin [{label}]: {convergence_note(stats)}; "
+                  f"{stats['n_chains']} chains x {stats['n_draws']} draws.",
+                  f"Priors [{label}]: {priors}."]
+    return notes
 
 
 def frequentist_notes(fits: Mapping) -> list[str]:
-    """Table-note sentences for the lme4/statsmodels fits among `fits`: their
-    convergence and singular-fit warnings, so that a table never hides them."""
+    """Table-note sentences for the lme4/statsmodels/blme fits among `fits`: their
+    convergence, singular-fit and separation warnings, so that a table never hides them."""
     notes = []
     for label, fit in fits.items():
-        if label == BAYES_BACKEND:
+        if is_twin(fit):
             continue
         flagged = [w for w in fit.warnings if any(k in w.lower() for k in FIT_PROBLEM_WORDS)]
         notes += [f"[{label}] {w}" for w in flagged]
