@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import reused_fits_note, table_notes
+from gbstats.mixed.fitting import frequentist_notes, reused_fits_note, table_notes
 
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
@@ -273,7 +273,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     if maze_fits:
         report.table("maze_lmm", M.maze_lmm_table(maze_fits),
                      f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df; 95% t "
-                     "intervals with the same df); log_rt is the natural log of milliseconds")
+                     "intervals with the same df); log_rt is the natural log of milliseconds",
+                     notes=[f"{dataset}: {n}" for dataset, fit in maze_fits.items()
+                            for n in frequentist_notes({"lme4": fit})] or None)
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "
