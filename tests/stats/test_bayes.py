@@ -459,3 +459,10 @@ def test_wider_priors_double_every_default_scale():
     mu, sigma = map(float, re.findall(r"[-\d.]+", wide["(Intercept)"]))
     assert mu == pytest.approx(data["surprisal"].mean(), abs=1e-4)
     assert sigma == pytest.approx(5.0 * sd_y, abs=1e-4)
+
+
+def test_bad_sampler_settings_are_refused_before_sampling(small):
+    with pytest.raises(UnknownNameError, match="mass matrix"):
+        fit_bayes("surprisal ~ close + (1|frame)", small, mass_matrix="dense")
+    with pytest.raises(GbstatsError, match="widening factor must be positive"):
+        fit_bayes("surprisal ~ close + (1|frame)", small, prior_widen=0)
