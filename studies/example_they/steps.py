@@ -61,5 +61,4 @@ def report(run, report, state):
     report.section("Design", f"Model `{run.args.model}` chooses among three pronoun forms after a "
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
     report.table("they_by_name", means, "Mean probability and log-odds of the they-form")
-    report.table("lmm", coefs, f"`{FORMULA}`; `gendered` = 1 for a gendered name",
-                 notes=notes or None)
+    report.table("lmm", coefs, f"`{FORMULA}`; gendered = 1: a gendered name", notes=notes or None)

@@ -445,16 +445,28 @@ def glmm_rows(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
-              seed: int) -> dict:
+              seed: int, notes: list | None = None) -> dict:
     """{backend: FitResult} for GLMM_FORMULA on one model's unique instances:
     "blme" (the penalised fit, the default reading), "lme4" (plain glmer,
-    kept beside it) when `lme4`, and "pymc" (the Bayesian twin) when `bayes`."""
+    kept beside it) when `lme4`, and "pymc" (the Bayesian twin) when `bayes`.
+
+    When bglmer itself fails (its penalised IRLS can stop without converging
+    on a handful of instances) the glmer fit is still made, and the failure
+    is appended to `notes` (the caller shows them) rather than ending the run."""
+    from gbstats.errors import GbstatsError
+
     data = glmm_rows(results)
     fits = {}
     if lme4:
         from gbstats.mixed.lmm import fit_glmm
 
-        fits["blme"] = fit_glmm(GLMM_FORMULA, data, family="binomial", penalised=True)
+        try:
+            fits["blme"] = fit_glmm(GLMM_FORMULA, data, family="binomial", penalised=True)
+        except GbstatsError as exc:
+            if notes is None:
+                raise
+            notes.append(f"the penalised GLMM (bglmer) failed, so only the plain glmer fit is "
+                         f"shown: {exc}")
         fits["lme4"] = fit_glmm(GLMM_FORMULA, data, family="binomial", backend="lme4")
     if bayes:
         from gbstats.mixed.fitting import fit_bayes_twin

@@ -129,8 +129,11 @@ def fit(run, s):
         A.unique_instances(results, run.log)   # count the seed repeats the GLMM drops
         for model, rows in results.groupby("model", sort=False):
             say(f"  {model}: {A.GLMM_FORMULA}")
+            failures: list[str] = []
             s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
-                                        draws=args.draws, seed=run.seed)
+                                        draws=args.draws, seed=run.seed, notes=failures)
+            for failure in failures:
+                run.note(f"GLMM {model}: {failure}")
             for backend, fit in s.fits[model].items():
                 effects[(model, backend)] = A.distractor_effects(fit)
     s.effects = A.effects_table(effects)
