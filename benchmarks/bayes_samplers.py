@@ -178,6 +178,12 @@ def main_mass_matrix(args) -> None:
     if not args.skip_small:
         cases["small_lmm_160"] = run_mass_matrix_case("small_lmm_160", args.reps_small)
     doc = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "bayes_samplers"}
+    # a run of one case keeps the other case's recorded result (each case records its own
+    # date, so results taken on different runs are never compared with each other)
+    earlier = doc.get("mass_matrix", {}).get("cases", {})
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for case in cases.values():
+        case["date"] = date
     doc["mass_matrix"] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "settings": {"sampler": "nutpie", "draws": DRAWS, "tune": TUNE, "chains": CHAINS,
@@ -187,7 +193,7 @@ def main_mass_matrix(args) -> None:
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "versions": {p: version(p) for p in ["pymc", "bambi", "nutpie", "arviz", "pytensor"]},
-        "cases": cases}
+        "cases": {**earlier, **cases}}
     OUT.write_text(json.dumps(doc, indent=2))
     print(f"wrote {OUT} (mass_matrix)")
 
