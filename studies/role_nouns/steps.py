@@ -219,7 +219,8 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "unmarked form of 2-way sets counts as G-NEUT, as in Watson et al.); "
             "name_gender reference level: men's names; attitude_score 0-100, higher = more "
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
-            "interval (bambi's default priors)."))
+            "interval (gbstats' default priors: rstanarm's, scaled to the data; listed under "
+            "Bayesian twins)."))
         report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), "Choosing the gender-neutral form: "
                      "lme4 and Bayesian fits side by side (log-odds)", digits=3,
                      notes=table_notes(fits) or None)
