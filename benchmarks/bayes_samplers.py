@@ -20,6 +20,15 @@ means of both samplers are stored so that one can see they agree.
     .venv/bin/python benchmarks/bayes_samplers.py [--reps-small 4] [--reps-glmm 2]
 
 writes benchmarks/results/bayes_samplers.json.
+
+    .venv/bin/python benchmarks/bayes_samplers.py --mass-matrix [--reps-glmm 2]
+
+measures nutpie's mass-matrix adaptation instead (issue 25): the diagonal one
+against the low-rank modified one (`low_rank_modified_mass_matrix=True`,
+gbstats' default), interleaved, on the QA GLMM (and the small LMM unless
+--skip-small), and reports for each the minimum time, the bulk and tail ESS
+over the reported parameters (fixed effects, group SDs) and ESS per second;
+it updates only the "mass_matrix" entry of bayes_samplers.json.
 """
 from __future__ import annotations
 
@@ -84,7 +93,8 @@ CASES = {
 
 def time_fit(formula, data, family, sampler) -> dict:
     start = time.perf_counter()
-    fit = fit_bayes(formula, data, family=family, sampler=sampler, loo=False,
+    # the diagonal mass matrix, as these timings were first taken (PyMC's NUTS has no other)
+    fit = fit_bayes(formula, data, family=family, sampler=sampler, loo=False, mass_matrix="diag",
                     draws=DRAWS, tune=TUNE, chains=CHAINS)
     seconds = time.perf_counter() - start
     s = fit.fit_stats
@@ -116,12 +126,89 @@ def run_case(name: str, reps: int) -> dict:
             "ratio_pymc_over_nutpie": summary["pymc"]["min_seconds"] / summary["nutpie"]["min_seconds"]}
 
 
+MASS_MATRICES = ["diag", "low_rank"]
+
+
+def time_mass_matrix(formula, data, family, mass_matrix) -> dict:
+    start = time.perf_counter()
+    fit = fit_bayes(formula, data, family=family, sampler="nutpie", mass_matrix=mass_matrix,
+                    loo=False, draws=DRAWS, tune=TUNE, chains=CHAINS)
+    seconds = time.perf_counter() - start
+    s = fit.fit_stats
+    return {"seconds": seconds, "ess_bulk_min": s["ess_bulk_min"], "ess_tail_min": s["ess_tail_min"],
+            "rhat_max": s["rhat_max"], "divergences": s["divergences"],
+            "ess_bulk_min_all_parameters": s["min_ess_bulk"],
+            "estimates": dict(zip(fit.coefs["term"], fit.coefs["estimate"].round(4)))}
+
+
+def run_mass_matrix_case(name: str, reps: int) -> dict:
+    formula, family, make = CASES[name]
+    data = make()
+    runs = {m: [] for m in MASS_MATRICES}
+    for rep in range(reps):
+        for mass_matrix in MASS_MATRICES:
+            r = time_mass_matrix(formula, data, family, mass_matrix)
+            print(f"{name} rep {rep} {mass_matrix}: {r['seconds']:.1f} s, bulk ESS "
+                  f"{r['ess_bulk_min']:.0f}, tail ESS {r['ess_tail_min']:.0f}, "
+                  f"R-hat {r['rhat_max']:.3f}", flush=True)
+            runs[mass_matrix].append(r)
+    summary = {}
+    for mass_matrix, rs in runs.items():
+        best = min(r["seconds"] for r in rs)
+        summary[mass_matrix] = {
+            "min_seconds": best,
+            # ESS is a property of the (seeded) chains, the same in every rep
+            "ess_bulk_min": min(r["ess_bulk_min"] for r in rs),
+            "ess_tail_min": min(r["ess_tail_min"] for r in rs),
+            "ess_bulk_per_second": min(r["ess_bulk_min"] for r in rs) / best,
+            "ess_tail_per_second": min(r["ess_tail_min"] for r in rs) / best,
+            "runs": rs}
+    return {"formula": formula, "family": family, "nobs": len(data), "reps": reps,
+            "mass_matrices": summary,
+            "bulk_ess_per_second_ratio_low_rank_over_diag":
+                summary["low_rank"]["ess_bulk_per_second"] / summary["diag"]["ess_bulk_per_second"],
+            "tail_ess_per_second_ratio_low_rank_over_diag":
+                summary["low_rank"]["ess_tail_per_second"] / summary["diag"]["ess_tail_per_second"]}
+
+
+def main_mass_matrix(args) -> None:
+    cases = {}
+    if not args.skip_glmm:
+        cases["qa_glmm_7500"] = run_mass_matrix_case("qa_glmm_7500", args.reps_glmm)
+    if not args.skip_small:
+        cases["small_lmm_160"] = run_mass_matrix_case("small_lmm_160", args.reps_small)
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "bayes_samplers"}
+    # a run of one case keeps the other case's recorded result (each case records its own
+    # date, so results taken on different runs are never compared with each other)
+    earlier = doc.get("mass_matrix", {}).get("cases", {})
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for case in cases.values():
+        case["date"] = date
+    doc["mass_matrix"] = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": {"sampler": "nutpie", "draws": DRAWS, "tune": TUNE, "chains": CHAINS,
+                     "seed": 1, "timing": "wall clock of one fit_bayes call, build + compile + "
+                     "sampling, loo=False; min over interleaved reps; ESS over the reported "
+                     "parameters"},
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "versions": {p: version(p) for p in ["pymc", "bambi", "nutpie", "arviz", "pytensor"]},
+        "cases": {**earlier, **cases}}
+    OUT.write_text(json.dumps(doc, indent=2))
+    print(f"wrote {OUT} (mass_matrix)")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps-small", type=int, default=4)
     ap.add_argument("--reps-glmm", type=int, default=2)
     ap.add_argument("--skip-glmm", action="store_true")
+    ap.add_argument("--skip-small", action="store_true")
+    ap.add_argument("--mass-matrix", action="store_true",
+                    help="compare nutpie's diagonal and low-rank mass matrices")
     args = ap.parse_args(argv)
+    if args.mass_matrix:
+        return main_mass_matrix(args)
     cases = {"small_lmm_160": run_case("small_lmm_160", args.reps_small)}
     if not args.skip_glmm:
         cases["qa_glmm_7500"] = run_case("qa_glmm_7500", args.reps_glmm)

@@ -20,8 +20,9 @@ REQUIRED_PACKAGES = ["numpy", "scipy", "pandas", "statsmodels", "pingouin", "pan
                      "torch", "transformers", "gguf", "minicons",
                      "pymc", "bambi", "arviz"]
 OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray"]  # ray: the sweep engine (gbstats[ray])
-R_PACKAGES = ["lme4", "lmerTest", "emmeans"]
-APT_R = "sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans"
+R_PACKAGES = ["lme4", "lmerTest", "emmeans", "blme"]  # blme: the penalised GLMM (bglmer)
+APT_R = ("sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest "
+         "r-cran-emmeans r-cran-blme")
 
 
 @dataclass(frozen=True)

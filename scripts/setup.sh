@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 VENV=.venv
 PY=$VENV/bin/python
 # emmeans: marginal means of lme4 fits; performance: the R2/ICC references
-# (tests/reference/make_toolkit_refs.R)
-R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance"
+# (tests/reference/make_toolkit_refs.R); blme: the penalised GLMM (bglmer) that
+# fit_glmm(penalised=True) and pronoun_fidelity use
+R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance r-cran-blme"
 TEX_APT="texlive-latex-base texlive-latex-recommended"
 # OpenBLAS for PyTensor (PyMC's compiler; gbstats/blas.py points it here). Serial:
 # the two MCMC chains already take the two cores.
@@ -19,7 +20,7 @@ say() { printf '[setup] %s\n' "$*"; }
 
 # --- 1. system packages (R for lme4; LaTeX to compile-test the tables) -------
 need_apt=()
-command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(sapply(c("lme4", "lmerTest", "emmeans", "performance"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1 \
+command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(sapply(c("lme4", "lmerTest", "emmeans", "performance", "blme"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1 \
   || need_apt+=($R_APT)
 command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 || need_apt+=($TEX_APT)
 command -v dpkg >/dev/null 2>&1 && ! dpkg -s $BLAS_APT >/dev/null 2>&1 && need_apt+=($BLAS_APT)

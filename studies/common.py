@@ -40,7 +40,11 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
         parser.add_argument("--no-bayes", action="store_true",
                             help="skip the Bayesian (PyMC) fits")
         parser.add_argument("--draws", type=positive_int, default=1000,
-                            help="posterior draws per chain (default: %(default)s)")
+                            help="posterior draws per chain (default: %(default)s; a twin "
+                                 "that has not converged is refitted with up to 4x as many)")
+        parser.add_argument("--prior-sensitivity", action="store_true",
+                            help="refit every Bayesian twin with priors twice as wide and "
+                                 "report both side by side (table prior_sensitivity)")
     return parser
 
 

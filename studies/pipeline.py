@@ -16,7 +16,8 @@ by its folder (studies.discovery). The runner (`run_study`) owns everything
 else: parsing and the common flags, the score-cache flags (`run.cache`),
 loading models (`run.model()`), mixed-model fits (`run.fit()`: lme4, the
 statsmodels fallback without R, the Bayesian twin, the fit cache, warnings and
-the reused-fits note), progress lines (`run.say()`), the notes
+the reused-fits note; `run.record_fits()` also records each Bayesian twin's
+convergence figures and priors), progress lines (`run.say()`), the notes
 (`run.note()`, shown by `run.notes_markdown()`), exclusions and design
 selections (`run.log`), provenance (with the command that re-runs it), the
 CSV / JSON / LaTeX outputs, the closing message, and error handling: every
@@ -131,6 +132,10 @@ class Run:
     fits: dict[str, dict] = field(default_factory=dict)
     # the command that runs this study, as a user types it (provenance adds the flags)
     command: str = ""
+    # {what: its twin's convergence figures and priors} (record_fits), and
+    # --prior-sensitivity's {what: default vs 2x-wider-prior table}
+    bayes_twins: dict[str, dict] = field(default_factory=dict)
+    prior_sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -191,6 +196,18 @@ class Run:
     def warn(self, warnings: Sequence[str]) -> None:
         """Fit warnings (convergence, singular fit, R-hat...) for the report's Warnings section."""
         self.warnings.extend(warnings)
+
+    def check_prior_sensitivity(self, what: str, twin) -> None:
+        """--prior-sensitivity: refit `twin` with priors twice as wide
+        (`gbstats.mixed.fitting.prior_sensitivity`); the runner shows the table."""
+        from gbstats.mixed.fitting import prior_sensitivity
+
+        if twin.handle is None:
+            self.note(f"prior sensitivity of {what}: its twin was reused from the fit cache, "
+                      "which keeps no data to refit; rerun with --no-cache")
+            return
+        say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
+        self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0)
 
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
@@ -254,12 +271,22 @@ class Run:
         return rest
 
     def record_fits(self, name: str, fits: Mapping) -> dict:
-        """Fits made elsewhere (a gbstats function that fits for the study): their warnings go
-        to the report, and the reused-fits note names them."""
-        from gbstats.mixed.fitting import fit_warnings
+        """Fits of one model, {backend label: FitResult}, made by run.fit or by a gbstats
+        function that fits for the study: their warnings go to the report's Warnings
+        section, the reused-fits note names them, and each Bayesian twin among them goes
+        to results.json's "bayes_twins" and the report's "Bayesian twins" section
+        (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
+        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, fit_warnings, twin_record
 
         self.fits[name] = dict(fits)
         self.warn(fit_warnings(fits, name))
+        for label, twin in bayes_twins_of(fits).items():
+            if "rhat_max" not in twin.fit_stats:
+                continue
+            key = name if label == BAYES_BACKEND else f"{name} [{label}]"
+            self.bayes_twins[key] = twin_record(twin)
+            if getattr(self.args, "prior_sensitivity", False):
+                self.check_prior_sensitivity(key, twin)
         return self.fits[name]
 
     # -- progress --------------------------------------------------------------
@@ -298,6 +325,19 @@ def statsmodels_cannot_fit(formula: str, family: str) -> str | None:
     return None
 
 
+def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None:
+    """The --prior-sensitivity table: every twin's default and 2x-wider-prior summaries."""
+    columns = next(iter(tables.values())).columns
+    report.table("prior_sensitivity", pd.concat(
+        [t.assign(model=what) for what, t in tables.items()], ignore_index=True)[
+            ["model", *columns]],
+        "Prior sensitivity of the Bayesian twins: posterior mean and 95% interval with the "
+        "default priors and with every default prior twice as wide (_wide); shift_in_sd = "
+        "difference of the means in posterior SDs of the default fit",
+        notes=["Default priors: rstanarm's autoscaled weakly-informative priors "
+               "(see Bayesian twins); the wide fit multiplies every scale by 2."])
+
+
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.outputs import StudyReport, check_output_folder, provenance, staged_folder
@@ -325,6 +365,9 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     with staged_folder(run.out) as staging:
         report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
         study.report(run, report, state)
+        if run.prior_sensitivity:
+            report_prior_sensitivity(report, run.prior_sensitivity)
+        report.bayes_twins(run.bayes_twins)
         report.warnings(run.warnings)
         report.exclusions(run.log)
         for name, (table, sep) in run.csv_outputs.items():

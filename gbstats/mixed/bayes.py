@@ -8,9 +8,11 @@ can be stacked and compared row by row:
                interval (ci_low, ci_high); stat, df, p_value are NaN
     ranef_var  posterior mean of each group-level SD squared (variance) and of
                the SD itself (sd); plus the residual for gaussian models
-    fit_stats  nobs, n_draws, n_chains, sampler, max_rhat, min_ess_bulk,
-               n_divergences, loo/elpd (if asked), the priors actually used
-    warnings   R-hat > 1.01, bulk ESS < 400, divergences, dropped NaN rows,
+    fit_stats  nobs, n_draws, n_chains, sampler, mass_matrix, max_rhat and
+               min_ess_bulk (every parameter), rhat_max, ess_bulk_min,
+               ess_tail_min, divergences and converged (the reported
+               parameters), loo/elpd (if asked), the priors actually used
+    warnings   R-hat > 1.01, bulk or tail ESS < 400, divergences, dropped NaN rows,
                LOO Pareto-k problems
     idata      the ArviZ InferenceData
 
@@ -53,10 +55,46 @@ SAMPLERS = ("pymc", "nutpie")
 DEFAULT_SAMPLER = "nutpie"
 
 # Diagnostic thresholds (Vehtari et al. 2021, "Rank-normalization, folding,
-# and localization"): R-hat above 1.01 or bulk ESS under 400 means the
-# posterior summaries should not be trusted yet.
+# and localization"): R-hat above 1.01, or a bulk or tail ESS under 400, means
+# the posterior summaries (means, SDs, 95% interval ends) should not be
+# trusted yet; so does any divergent transition.
 RHAT_MAX = 1.01
 ESS_BULK_MIN = 400
+ESS_TAIL_MIN = 400
+
+# nutpie's mass-matrix adaptation. "low_rank" (Seyboldt's low-rank modified
+# mass matrix, nutpie.sample(low_rank_modified_mass_matrix=True)) learns the
+# correlations between parameters that a diagonal mass matrix cannot (the
+# fixed effects of a crossed GLMM and its intercept are strongly correlated);
+# benchmarks/bayes_samplers.py --mass-matrix measures it against "diag"
+# (benchmarks/results/bayes_samplers.json, "mass_matrix"): on the 7,500-trial
+# QA GLMM at 2 chains x 1,000 draws, the reported parameters' bulk ESS was 488
+# against 181 (tail 766 against 410), R-hat 1.002 against 1.009; per second,
+# compilation included, on the shared 2-core machine, 1.5x the bulk ESS and
+# 1.05x the tail ESS (not the 2x of an earlier hand run). With "diag" that
+# twin misses the bulk-ESS figure at 1,000 draws and needs a refit.
+MASS_MATRICES = ("diag", "low_rank")
+DEFAULT_MASS_MATRIX = "low_rank"
+
+# Default priors: rstanarm's weakly-informative, data-scaled defaults
+# (Gabry & Goodrich, "Prior distributions for rstanarm models", rstanarm
+# vignette, defaults since rstanarm 2.21 (July 2020); Gelman, Hill & Vehtari,
+# "Regression and Other Stories", 2020, sec. 9.5 and 13.5):
+#   coefficient of design column x: Normal(0, 2.5 * sd(y) / sd(x)) for a gaussian
+#     response, Normal(0, 2.5 / sd(x)) on the log-odds scale;
+#   intercept (predictors centred): Normal(mean(y), 2.5 * sd(y)) gaussian,
+#     Normal(0, 2.5) log-odds.
+# sd() is R's sample SD (n - 1); a factor level's column is its 0/1 indicator,
+# so a balanced two-level factor gets SD 2.5 / 0.5 = 5 on the log-odds scale.
+# bambi 0.17's own bernoulli defaults were Normal(0, 1) on every factor
+# column, which shrank a simulated -4.5 log-odds effect to -3.2 (issue 25).
+PRIOR_SCALE = 2.5
+PRIOR_SOURCE = ("rstanarm's default weakly-informative priors, autoscaled to the data "
+                "(Gabry & Goodrich, rstanarm 'priors' vignette, 2020): coefficients "
+                "Normal(0, 2.5 sd(y)/sd(x)) (gaussian) or Normal(0, 2.5/sd(x)) (log-odds); "
+                "intercept with centred predictors Normal(mean(y), 2.5 sd(y)) or Normal(0, 2.5); "
+                "group-level SDs HalfNormal with bambi 0.17's data-scaled SD; residual SD "
+                "bambi's HalfStudentT(4, sd(y))")
 
 
 # --------------------------------------------------------------------------
@@ -236,6 +274,60 @@ def priors_used(model) -> dict[str, str]:
     return {k: re.sub(r"\s+", " ", v) for k, v in out.items()}
 
 
+def default_priors(model, frame: pd.DataFrame, response: str, family: str,
+                   widen: float = 1.0) -> dict:
+    """The default priors (PRIOR_SOURCE) for a built bambi model, as
+    {bambi term name: bambi.Prior}, every scale multiplied by `widen`
+    (2.0 for a prior-sensitivity refit).
+
+    Coefficient scales come from the SDs of bambi's own design columns (so a
+    factor's levels and an interaction's products get the SD of the column the
+    coefficient multiplies). Group-level terms keep bambi's data-scaled
+    HalfNormal SD on the group SD, widened by `widen`; the residual SD keeps
+    bambi's HalfStudentT(4, sd(y)).
+    """
+    import bambi as bmb
+
+    if not widen > 0:
+        raise GbstatsError(f"prior widening factor must be positive, found {widen!r}")
+    parent = model.components[model.family.likelihood.parent]
+    y = frame[response].to_numpy(dtype=float)
+    gaussian = family == "gaussian"
+    y_scale = float(np.std(y, ddof=1)) if gaussian else 1.0
+    out = {}
+    design = parent.design.common
+    for name, term in parent.common_terms.items():
+        columns = np.asarray(design[name], dtype=float).reshape(len(frame), -1)
+        sd_x = columns.std(axis=0, ddof=1)
+        if not (sd_x > 0).all():
+            continue  # an all-constant column: require_full_rank refuses it
+        sigma = widen * PRIOR_SCALE * y_scale / sd_x
+        out[name] = bmb.Prior("Normal", mu=0.0, sigma=sigma if sigma.size > 1 else float(sigma[0]))
+    if parent.intercept_term is not None:
+        out["Intercept"] = bmb.Prior("Normal", mu=float(y.mean()) if gaussian else 0.0,
+                                     sigma=widen * PRIOR_SCALE * y_scale)
+    if widen != 1.0:
+        for name, term in parent.group_specific_terms.items():
+            out[name] = widened_prior(term.prior, widen)
+    return out
+
+
+def widened_prior(prior, widen: float):
+    """A copy of a bambi prior whose scale arguments (sigma, and a nested
+    hyperprior's sigma) are multiplied by `widen`."""
+    import bambi as bmb
+
+    args = {}
+    for key, value in prior.args.items():
+        if isinstance(value, bmb.Prior):
+            args[key] = widened_prior(value, widen)
+        elif key == "sigma":
+            args[key] = np.asarray(value, dtype=float) * widen
+        else:
+            args[key] = value
+    return bmb.Prior(prior.name, **args)
+
+
 # --------------------------------------------------------------------------
 # Naming: bambi/formulae labels -> R model.matrix names
 # --------------------------------------------------------------------------
@@ -366,36 +458,76 @@ def ranef_table(idata, model, family: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RANEF_COLUMNS)
 
 
-def diagnostics(idata) -> dict[str, Any]:
-    """Max R-hat, min bulk ESS over every parameter (fixed effects, group SDs,
-    every group-level effect, sigma), and the number of divergences.
+def reported_variables(idata, model) -> list[str]:
+    """The posterior variables a report shows: every fixed effect (the
+    intercept included), every group-level SD, and the residual SD."""
+    parent = model.components[model.family.likelihood.parent]
+    names = list(common_term_labels(model))
+    if parent.intercept_term is not None:
+        names.append("Intercept")
+    names += [f"{name}_sigma" for name in group_term_labels(model)]
+    names += [name for name in model.family.likelihood.params
+              if name != model.family.likelihood.parent]
+    return [v for v in dict.fromkeys(names) if v in idata.posterior.data_vars]
+
+
+def diagnostics(idata, model=None) -> dict[str, Any]:
+    """Convergence figures of a posterior.
+
+    Over every parameter (fixed effects, group SDs, every group-level effect,
+    sigma): max_rhat, min_ess_bulk. Over the *reported* parameters
+    (`reported_variables`; all parameters when `model` is None): rhat_max,
+    ess_bulk_min, ess_tail_min; and the number of divergent transitions
+    (n_divergences, divergences). `converged` is True when the reported
+    figures meet RHAT_MAX, ESS_BULK_MIN, ESS_TAIL_MIN with no divergence.
 
     R-hat and ESS are ArviZ's definitions, computed for all parameters at once
     (`gbstats.mixed.mcmc_diagnostics`; ArviZ's per-parameter loop took ~25 s for the
     1,500 item effects of a 7,500-trial GLMM)."""
-    from gbstats.mixed.mcmc_diagnostics import summary
+    from gbstats.mixed.mcmc_diagnostics import extremes_summary
 
     # nutpie also stores unconstrained copies ("1|frame_sigma_log__"); they
     # duplicate the constrained parameters, so only those are checked
     names = [v for v in idata.posterior.data_vars if not v.endswith("__")]
-    max_rhat, min_ess = summary({v: idata.posterior[v].values for v in names})
+    every = extremes_summary({v: idata.posterior[v].values for v in names})
+    shown = (extremes_summary({v: idata.posterior[v].values
+                               for v in reported_variables(idata, model)})
+             if model is not None else every)
     diverging = idata.sample_stats["diverging"].values if "sample_stats" in idata.groups() else None
-    return {"max_rhat": max_rhat, "min_ess_bulk": min_ess,
-            "n_divergences": int(diverging.sum()) if diverging is not None else 0}
+    n_div = int(diverging.sum()) if diverging is not None else 0
+    out = {"max_rhat": every["rhat_max"], "min_ess_bulk": every["ess_bulk_min"],
+           "n_divergences": n_div, **shown, "divergences": n_div}
+    out["converged"] = bool(out["rhat_max"] <= RHAT_MAX and out["ess_bulk_min"] >= ESS_BULK_MIN
+                            and out["ess_tail_min"] >= ESS_TAIL_MIN and n_div == 0)
+    return out
 
 
 def diagnostic_warnings(diag: Mapping[str, Any], n_draws_total: int) -> list[str]:
+    """Warnings for the reported parameters' figures (`diagnostics`)."""
     out = []
-    if not diag["max_rhat"] <= RHAT_MAX:
-        out.append(f"R-hat up to {diag['max_rhat']:.3f} (> {RHAT_MAX}): the chains disagree; "
+    if not diag["rhat_max"] <= RHAT_MAX:
+        out.append(f"R-hat up to {diag['rhat_max']:.3f} (> {RHAT_MAX}): the chains disagree; "
                    "run more tune/draws before trusting the summaries")
-    if not diag["min_ess_bulk"] >= ESS_BULK_MIN:
-        out.append(f"bulk ESS down to {diag['min_ess_bulk']:.0f} (< {ESS_BULK_MIN}) from "
+    if not diag["ess_bulk_min"] >= ESS_BULK_MIN:
+        out.append(f"bulk ESS down to {diag['ess_bulk_min']:.0f} (< {ESS_BULK_MIN}) from "
                    f"{n_draws_total} draws: run more draws")
+    if not diag["ess_tail_min"] >= ESS_TAIL_MIN:
+        out.append(f"tail ESS down to {diag['ess_tail_min']:.0f} (< {ESS_TAIL_MIN}) from "
+                   f"{n_draws_total} draws: the 95% interval ends are unreliable; run more draws")
     if diag["n_divergences"]:
         out.append(f"{diag['n_divergences']} divergent transition(s): the posterior may be "
                    "biased; raise target_accept or reparameterize")
     return out
+
+
+def convergence_note(diag: Mapping[str, Any]) -> str:
+    """One sentence for a table note: the figures, and whether they pass."""
+    figures = (f"R-hat max {diag['rhat_max']:.3f}, bulk ESS min {diag['ess_bulk_min']:.0f}, "
+               f"tail ESS min {diag['ess_tail_min']:.0f}, {diag['divergences']} divergence(s)")
+    if diag.get("converged"):
+        return f"converged ({figures})"
+    return (f"NOT CONVERGED ({figures}; needs R-hat <= {RHAT_MAX}, bulk and tail ESS >= "
+            f"{ESS_BULK_MIN}, no divergences): do not read these estimates as reliable")
 
 
 def loo_stats(idata, model) -> tuple[dict[str, float], list[str]]:
@@ -430,13 +562,18 @@ def _require_engines() -> None:
             "install them with `pip install gbstats[bayes]`") from exc
 
 
-def sample_kwargs(sampler: str, chains: int, target_accept: float | None) -> dict:
+def sample_kwargs(sampler: str, chains: int, target_accept: float | None,
+                  mass_matrix: str = DEFAULT_MASS_MATRIX) -> dict:
     if sampler not in SAMPLERS:
         raise UnknownNameError("sampler", sampler, list(SAMPLERS))
+    if mass_matrix not in MASS_MATRICES:
+        raise UnknownNameError("mass matrix", mass_matrix, list(MASS_MATRICES))
     kwargs: dict[str, Any] = {"inference_method": sampler}
     if sampler == "pymc":
         # one process per chain, at most one per core
         kwargs["cores"] = max(1, min(chains, os.cpu_count() or 1))
+    elif mass_matrix == "low_rank":
+        kwargs["nuts_sampler_kwargs"] = {"low_rank_modified_mass_matrix": True}
     if target_accept is not None:
         kwargs["target_accept"] = target_accept
     return kwargs
@@ -469,7 +606,8 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               draws: int = 2000, tune: int = 1000, chains: int = 2, seed: int | None = 1,
               sampler: str = DEFAULT_SAMPLER, target_accept: float | None = None,
               noncentered: bool = True, loo: bool = True, progressbar: bool = False,
-              contrasts: Mapping | None = None) -> FitResult:
+              contrasts: Mapping | None = None, prior_widen: float = 1.0,
+              mass_matrix: str = DEFAULT_MASS_MATRIX) -> FitResult:
     """Fit a Bayesian (generalized) linear mixed model with bambi/PyMC.
 
     formula   lme4 syntax as `gbstats.mixed.formula` reads it for every backend, e.g.
@@ -506,6 +644,12 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               (higher ESS for the group SDs).
     loo       compute PSIS-LOO (elpd_loo, its SE, p_loo, looic) into fit_stats.
     progressbar  show the sampler's progress bar.
+    prior_widen  multiplies the scale of every default prior (2.0: a
+              prior-sensitivity refit with priors twice as wide); priors given
+              in `priors` are used as given.
+    mass_matrix  nutpie's mass-matrix adaptation: "low_rank" (default,
+              MASS_MATRICES says why) or "diag"; PyMC's NUTS always adapts a
+              diagonal one.
     contrasts factor codings as in `fit_lmm`: {"close": "sum"} (R's
               contr.sum, terms close1, ...), "treatment" or a matrix; recorded
               in fit_stats["contrasts"]. A non-treatment factor is given to
@@ -513,24 +657,24 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               default priors are those of numeric slopes, and a prior for one
               is keyed by the column's R name ("close1"), not by the factor.
 
-    Default priors (bambi 0.17's weakly-informative, data-scaled priors, as in
-    rstanarm; the exact priors used are recorded in `fit_stats["priors"]`):
+    Default priors (`default_priors`; the exact priors used are recorded in
+    `fit_stats["priors"]`, their source in `fit_stats["prior_source"]`):
+    rstanarm's weakly-informative priors scaled to the data (PRIOR_SOURCE).
 
-    gaussian, on the response scale, with sd() the population SD in the data:
-      - slope of design column x: Normal(0, 2.5 * sd(y) / sd(x))
+    gaussian, on the response scale, sd() the sample SD in the data:
+      - coefficient of design column x: Normal(0, 2.5 * sd(y) / sd(x))
         (a factor level's column x is its 0/1 indicator);
-      - intercept: Normal(mean(y), s), where s combines 2.5 * sd(y) with the
-        slope priors times the predictor means (bambi centres predictors while
-        sampling; the reported intercept is on the original scale);
-      - residual SD sigma: HalfStudentT(nu=4, sigma=sd(y));
-      - group-level effects: Normal(0, tau), tau ~ HalfNormal(s) with s the
-        intercept's or the slope's prior SD above.
+      - intercept, with predictors centred: Normal(mean(y), 2.5 * sd(y))
+        (the reported intercept is on the original scale);
+      - residual SD sigma: HalfStudentT(nu=4, sigma=sd(y)) (bambi's);
+      - group-level effects: Normal(0, tau), tau ~ HalfNormal(s) (bambi's
+        data-scaled s).
     bernoulli, on the log-odds scale:
-      - intercept: Normal(0, 1.5);
-      - factor-level and all-factor interaction slopes: Normal(0, 1);
-      - numeric slopes: Normal(0, 1 / sd(x));
-      - group-level SDs: HalfNormal(2.5) for intercepts (widened by the slope
-        priors times predictor means), HalfNormal(2.5 / sd(x)) for slopes.
+      - coefficient of design column x: Normal(0, 2.5 / sd(x));
+      - intercept, with predictors centred: Normal(0, 2.5);
+      - group-level SDs: bambi's HalfNormal(2.5) for intercepts (widened by
+        the slope priors times predictor means), HalfNormal(2.5 / sd(x)) for
+        slopes.
 
     Returns a FitResult (backend "bambi"): see this module's docstring. Rows
     with a missing value in a formula column are dropped and counted
@@ -542,12 +686,14 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     if family_key not in FAMILIES:
         raise UnknownNameError("family", str(family), list(FAMILIES))
     bambi_family = FAMILIES[family_key]
-    run_kwargs = sample_kwargs(sampler, chains, target_accept)
+    run_kwargs = sample_kwargs(sampler, chains, target_accept, mass_matrix)
 
     log = ExclusionLog()
     frame, parsed, notes, prepared = _prepare(formula, data, bambi_family, log, contrasts)
 
     model = build_model(parsed.text, frame, bambi_family, noncentered)
+    model.set_priors(priors=default_priors(model, frame, parsed.response, bambi_family,
+                                           prior_widen) or None)
     if priors:
         chosen = bambi_priors(priors, model)
         model.set_priors(priors={k: v for k, v in chosen.items()
@@ -560,12 +706,15 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
                       progressbar=progressbar, **run_kwargs)
 
     result_warnings = notes + independent_effects_note(parsed)
-    diag = diagnostics(idata)
+    diag = diagnostics(idata, model)
     result_warnings += diagnostic_warnings(diag, draws * chains)
     stats: dict[str, Any] = {
         "nobs": len(frame), "n_dropped_na": sum(e.n for e in log.entries), "n_draws": draws, "n_tune": tune,
         "n_chains": chains, "seed": seed, "sampler": sampler, "noncentered": noncentered, **diag,
-        "priors": priors_used(model), "exclusions": log.to_records(),
+        "target_accept": target_accept if target_accept is not None else 0.8,
+        "mass_matrix": mass_matrix if sampler == "nutpie" else "diag",
+        "priors": priors_used(model), "prior_source": PRIOR_SOURCE, "prior_widen": prior_widen,
+        "priors_given": sorted(priors) if priors else [], "exclusions": log.to_records(),
         "contrasts": {v: c.to_record() for v, c in prepared.codings.items()},
         "ci_method": "posterior mean and SD; 95% equal-tailed posterior intervals",
     }

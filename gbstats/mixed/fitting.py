@@ -50,35 +50,141 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
                        f"{', '.join(_BAYES_FAMILY)}")
 
 
+# How far `fit_bayes_twin` goes to reach the convergence figures (R-hat <= 1.01,
+# bulk and tail ESS >= 400 on every reported parameter, no divergence): each
+# retry doubles draws and tuning steps, and after divergences also raises
+# NUTS's target acceptance (smaller steps), up to MAX_DRAWS_FACTOR x the draws
+# asked for. A twin still short of the figures then is returned with
+# fit_stats["converged"] False, which `twin_notes` prints as NOT CONVERGED.
+MAX_DRAWS_FACTOR = 4
+RETRY_TARGET_ACCEPT = (0.9, 0.95, 0.99)
+
+
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
                    draws: int = 1000, tune: int | None = None, seed: int | None = None,
                    loo: bool = True, contrasts: Mapping | None = None,
-                   priors: Mapping | None = None):
+                   priors: Mapping | None = None, prior_widen: float = 1.0,
+                   max_draws: int | None = None, target_accept: float | None = None):
     """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
-    `priors` go to bambi (gbstats.mixed.bayes.fit_bayes; None: its defaults).
+    `priors` overrides default priors as `fit_bayes` reads them ({"x": {"dist":
+    "Normal", "mu": 0, "sigma": 2}}, ...); `prior_widen` widens every default
+    prior (2.0 for a sensitivity refit).
+
+    Converging is part of the fit: while the reported parameters miss the
+    figures (`gbstats.mixed.bayes.diagnostics`), the model is refitted with
+    twice the draws and tuning steps (and, after divergences, a higher
+    target acceptance), up to `max_draws` per chain (default MAX_DRAWS_FACTOR
+    x `draws`). Every attempt's figures are kept in fit_stats["attempts"];
+    the result is the last attempt, converged or not (fit_stats["converged"]).
     """
     from gbstats.mixed.bayes import fit_bayes
 
     if family not in _BAYES_FAMILY:
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
-    return fit_bayes(formula, data, family=_BAYES_FAMILY[family], priors=priors, draws=draws,
-                     tune=draws if tune is None else tune, seed=seed, loo=loo, contrasts=contrasts)
+    limit = MAX_DRAWS_FACTOR * draws if max_draws is None else max_draws
+    tune = draws if tune is None else tune
+    attempts = []
+    while True:
+        fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
+                        seed=seed, loo=loo, contrasts=contrasts, priors=priors,
+                        prior_widen=prior_widen, target_accept=target_accept)
+        stats = fit.fit_stats
+        attempts.append({k: stats[k] for k in ("n_draws", "n_tune", "target_accept", "rhat_max",
+                                               "ess_bulk_min", "ess_tail_min", "divergences",
+                                               "converged")})
+        if stats["converged"] or 2 * draws > limit:
+            break
+        draws, tune = 2 * draws, 2 * tune
+        if stats["divergences"]:
+            target_accept = next((t for t in RETRY_TARGET_ACCEPT if t > stats["target_accept"]),
+                                 stats["target_accept"])
+    fit.fit_stats["attempts"] = attempts
+    if len(attempts) > 1:
+        fit.warnings.append(
+            f"refitted {len(attempts) - 1} time(s) to reach the convergence figures; the "
+            f"reported fit used {draws} draws x {stats['n_chains']} chains after {tune} tuning "
+            f"steps (target_accept {stats['target_accept']})")
+    return fit
+
+
+def twin_record(fit) -> dict:
+    """What results.json records of one Bayesian twin: its convergence figures,
+    settings and priors (`Run.record_fits` collects one per twin)."""
+    stats = fit.fit_stats
+    keys = ("rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "converged", "n_draws",
+            "n_tune", "n_chains", "sampler", "mass_matrix", "target_accept", "seed", "priors",
+            "prior_source", "prior_widen", "priors_given", "attempts", "reused_from_cache")
+    return {"formula": fit.formula, "family": fit.family,
+            **{k: stats[k] for k in keys if k in stats}}
+
+
+def is_twin(fit) -> bool:
+    """A Bayesian (bambi/PyMC) fit, whatever label a study keys it by."""
+    return getattr(fit, "backend", None) == "bambi"
+
+
+def bayes_twins_of(fits: Mapping) -> dict:
+    """{label: FitResult} of the Bayesian fits among `fits` (labels as the study keys them:
+    "pymc", "pymc, alpha numeric", ...)."""
+    return {label: fit for label, fit in fits.items() if is_twin(fit)}
+
+
+def twin_notes(fits: Mapping) -> list[str]:
+    """Table-note sentences for each Bayesian twin among `fits` (a {backend
+    label: FitResult} dict): whether it converged, with its figures, and its
+    priors. An unconverged twin is marked NOT CONVERGED, never shown as fine."""
+    from gbstats.mixed.bayes import convergence_note
+
+    notes = []
+    for label, fit in bayes_twins_of(fits).items():
+        stats = fit.fit_stats
+        if "rhat_max" not in stats:
+            continue
+        priors = "; ".join(f"{term} ~ {prior}" for term, prior in stats.get("priors", {}).items())
+        notes += [f"Bayesian twin [{label}]: {convergence_note(stats)}; "
+                  f"{stats['n_chains']} chains x {stats['n_draws']} draws.",
+                  f"Priors [{label}]: {priors}."]
+    return notes
+
+
+def frequentist_notes(fits: Mapping) -> list[str]:
+    """Table-note sentences for the lme4/statsmodels/blme fits among `fits`: their
+    convergence, singular-fit and separation warnings, so that a table never hides them."""
+    notes = []
+    for label, fit in fits.items():
+        if is_twin(fit):
+            continue
+        flagged = [w for w in fit.warnings if any(k in w.lower() for k in FIT_PROBLEM_WORDS)]
+        notes += [f"[{label}] {w}" for w in flagged]
+    return notes
+
+
+# Words that mark a frequentist fit's own trouble in lme4's / statsmodels'
+# messages (lme4: "boundary (singular) fit", "Model failed to converge",
+# "Hessian is numerically singular"; gbstats: "quasi-complete separation").
+FIT_PROBLEM_WORDS = ("singular", "converge", "hessian", "separation", "eigenvalue", "boundary")
+
+
+def table_notes(fits: Mapping) -> list[str]:
+    """Everything a table of these fits must say about them: frequentist fit
+    problems (`frequentist_notes`) and the twin's convergence and priors."""
+    return frequentist_notes(fits) + twin_notes(fits)
 
 
 def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),
                   family: str = "gaussian", bayes: bool = True, draws: int = 1000,
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
                   optimizer: str | None = None, contrasts: Mapping | None = None,
-                  priors: Mapping | None = None, use_cache: bool = False,
-                  cache_dir=None) -> dict:
+                  use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
+                  prior_widen: float = 1.0) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
-    `backends` may be empty (Bayesian fit only). The order of the dict is the
-    order of the rows in `stack_fits`. `priors` are the twin's (bambi's
-    defaults when None). With `use_cache=True` a fit whose
+    `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
+    go to the twin (`fit_bayes_twin`). The order of the dict is the
+    order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
@@ -90,11 +196,10 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                           optimizer=optimizer, contrasts=contrasts, **cache)
             for b in backends}
     if bayes:
-        # priors enter the cache key only when given, so default-prior keys stay as they were
-        options = {"priors": priors} if priors is not None else {}
         fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
                                          draws=draws, tune=tune, seed=seed, loo=loo,
-                                         contrasts=contrasts, **options, **cache)
+                                         contrasts=contrasts, priors=priors,
+                                         prior_widen=prior_widen, **cache)
     return fits
 
 
@@ -134,3 +239,59 @@ def coding_note(fits: Mapping) -> str:
 def fit_warnings(fits: Mapping, what: str) -> list[str]:
     """Every fit's warnings, each prefixed with what was fitted and the backend label."""
     return [f"{what} [{label}]: {w}" for label, fit in fits.items() for w in fit.warnings]
+
+
+# --------------------------------------------------------------------------
+# prior sensitivity
+
+SENSITIVITY_COLUMNS = ["term", "estimate", "ci_low", "ci_high", "estimate_wide", "ci_low_wide",
+                       "ci_high_wide", "shift_in_sd", "converged_wide"]
+
+
+def twin_refit_inputs(fit) -> tuple[pd.DataFrame, dict]:
+    """(rows, contrasts) that refit a Bayesian twin exactly: the rows it used
+    (factors as Categoricals in its level order, so the references stay) and
+    each factor's coding. Needs the fit's handle (a fresh fit, not one reused
+    from the fit cache)."""
+    handle = fit.handle
+    if handle is None or handle.prepared is None:
+        raise GbstatsError(f"the twin of {fit.formula!r} was reused from the fit cache and "
+                           "carries no data to refit; rerun with --no-cache")
+    prepared = handle.prepared
+    rows = prepared.frame.copy()
+    for var, levels in prepared.levels.items():
+        rows[var] = pd.Categorical(rows[var], categories=levels)
+    contrasts = {}
+    for var, coding in prepared.codings.items():
+        if coding.kind == "matrix":
+            contrasts[var] = pd.DataFrame(coding.matrix, index=list(coding.levels),
+                                          columns=list(coding.names))
+        elif coding.kind != "treatment":
+            contrasts[var] = coding.kind
+    return rows, contrasts
+
+
+def prior_sensitivity(fit, widen: float = 2.0) -> pd.DataFrame:
+    """Refit a Bayesian twin with every default prior `widen` times wider
+    (the same draws, seed and target acceptance; refitted until converged as
+    `fit_bayes_twin` does) and put the fixed effects side by side:
+    SENSITIVITY_COLUMNS, where shift_in_sd = (estimate_wide - estimate) / the
+    default fit's posterior SD. Priors the caller set explicitly stay as set."""
+    stats = fit.fit_stats
+    rows, contrasts = twin_refit_inputs(fit)
+    family = {"bernoulli": "binomial", "binomial": "binomial"}.get(fit.family, fit.family)
+    wide = fit_bayes_twin(fit.formula, rows, family=family, draws=stats["n_draws"],
+                          tune=stats["n_tune"], seed=stats.get("seed"), loo=False,
+                          contrasts=contrasts or None,
+                          target_accept=stats.get("target_accept"),
+                          prior_widen=widen * stats.get("prior_widen", 1.0))
+    base = fit.coefs.set_index("term")
+    other = wide.coefs.set_index("term").loc[base.index]
+    table = pd.DataFrame({"term": base.index, "estimate": base["estimate"].to_numpy(),
+                          "ci_low": base["ci_low"].to_numpy(), "ci_high": base["ci_high"].to_numpy(),
+                          "estimate_wide": other["estimate"].to_numpy(),
+                          "ci_low_wide": other["ci_low"].to_numpy(),
+                          "ci_high_wide": other["ci_high"].to_numpy()})
+    table["shift_in_sd"] = (table["estimate_wide"] - table["estimate"]) / base["se"].to_numpy()
+    table["converged_wide"] = bool(wide.fit_stats["converged"])
+    return table[SENSITIVITY_COLUMNS]

@@ -99,7 +99,7 @@ def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
 
 def fit_glmm(formula: str, data: pd.DataFrame, family: str = "binomial",
              backend: str = "auto", *, optimizer: str | None = None,
-             contrasts: dict | None = None) -> FitResult:
+             contrasts: dict | None = None, penalised: bool = False) -> FitResult:
     """Fit a generalized linear mixed model (lme4's glmer, Laplace ML).
 
     Only ``family="binomial"`` (logit link) is supported; the response must be
@@ -107,11 +107,63 @@ def fit_glmm(formula: str, data: pd.DataFrame, family: str = "binomial",
     no maximum-likelihood GLMM, so this needs the lme4 backend. ``optimizer``
     as in `fit_lmm` (``glmerControl(optimizer=...)``); ``contrasts`` as in
     `fit_lmm`.
+
+    Separation (`gbstats.mixed.separation`) is checked on every binomial fit:
+    before fitting, by Konis' linear program on the fixed-effect design, and
+    after, by estimates or SEs beyond 10 on the log-odds scale; either puts a
+    "separation" warning in the result (and so in its table's note).
+
+    ``penalised=True`` fits blme's ``bglmer`` instead of ``glmer``: the same
+    model with a weak Normal(0, 10) prior on the intercept and Normal(0, 2.5)
+    on the other fixed effects (`gbstats.mixed.engines.lme4.BGLMER_FIXEF_SD`),
+    whose estimates stay finite under separation; backend "blme", treatment
+    coding only. It needs R's blme package.
     """
     if family != "binomial":
         raise GbstatsError(f"fit_glmm: family {family!r} is not supported; expected 'binomial' "
                            "(for a gaussian response use fit_lmm)")
+    if penalised:
+        return _fit_penalised(formula, data, backend, optimizer, contrasts)
     return _fit(formula, data, family, backend, optimizer, contrasts)
+
+
+def _fit_penalised(formula: str, data: pd.DataFrame, backend: str, optimizer: str | None,
+                   contrasts: dict | None) -> FitResult:
+    from gbstats.mixed.engines import lme4 as lme4_engine
+
+    if backend not in ("auto", "lme4", "blme"):
+        raise GbstatsError(f"fit_glmm(penalised=True) fits blme::bglmer through R; backend "
+                           f"{backend!r} cannot, use backend='lme4'")
+    if optimizer is not None:
+        raise GbstatsError("fit_glmm(penalised=True) uses bglmer's default optimizer; "
+                           f"optimizer={optimizer!r} is not supported")
+    parsed = parse_formula(formula)
+    if not parsed.random:
+        raise GbstatsError(f"formula {formula!r} has no random term such as (1|participant); "
+                           "a mixed model needs at least one")
+    prepared = prepare_data(parsed, data, "binomial", contrasts)
+    result = lme4_engine.fit_bglmer(parsed, prepared)
+    result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
+    return with_separation_check(result, parsed, prepared)
+
+
+def with_separation_check(result: FitResult, parsed: ParsedFormula, prepared: PreparedData
+                          ) -> FitResult:
+    """Add the separation checks (`gbstats.mixed.separation`) to a binomial fit:
+    fit_stats["separated_terms"] / ["large_estimate_terms"] and warnings."""
+    from gbstats.mixed.formula import model_matrix
+    from gbstats.mixed.separation import (large_estimate_terms, separated_terms,
+                                          separation_warnings)
+
+    design = model_matrix(parsed.intercept, parsed.fixed_terms, prepared.frame, prepared.levels,
+                          prepared.codings)
+    separated = separated_terms(design, prepared.frame[parsed.response].to_numpy())
+    large = large_estimate_terms(result.coefs)
+    result.fit_stats["separated_terms"] = separated
+    result.fit_stats["large_estimate_terms"] = large
+    result.warnings.extend(separation_warnings(separated, large,
+                                               penalised=result.backend == "blme"))
+    return result
 
 
 LME4_OPTIMIZERS = ("bobyqa", "Nelder_Mead", "nloptwrap", "nlminbwrap")
@@ -137,6 +189,8 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     if notice:
         result.warnings.insert(0, notice)
+    if family == "binomial":
+        result = with_separation_check(result, parsed, prepared)
     return result
 
 

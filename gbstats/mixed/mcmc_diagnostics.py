@@ -1,4 +1,4 @@
-"""Rank-normalized split R-hat and bulk ESS for many parameters at once.
+"""Rank-normalized split R-hat, bulk ESS and tail ESS for many parameters at once.
 
 The definitions are those of Vehtari, Gelman, Simpson, Carpenter & Buerkner
 (2021), "Rank-normalization, folding, and localization: an improved R-hat for
@@ -19,7 +19,11 @@ compute them:
   W' = mean_m acov_m(0) N / (N - 1), var+ = W' (N - 1) / N + var(chain means);
   the first pair that turns negative ends the sum, an even term still
   positive after it is added once more (Geyer's improved estimate), and tau
-  is at least 1 / log10(M N).
+  is at least 1 / log10(M N);
+- tail ESS = the smaller of the ESS (same estimator, on split chains, without
+  rank-normalization) of the indicators I(x <= q05) and I(x <= q95), with
+  q05 and q95 R's type-7 quantiles over all draws; an indicator that never
+  changes counts as M N effective draws (ArviZ's convention).
 
 ArviZ evaluates these one parameter at a time in Python (seconds for the
 hundreds of group-level effects of a mixed model, tens of seconds for the
@@ -76,7 +80,31 @@ def ess_bulk(draws: np.ndarray) -> np.ndarray:
     """Bulk effective sample size per parameter of a (chains, draws, k) array."""
     if draws.shape[1] < 4:
         return np.full(draws.shape[2], np.nan)
-    z = rank_normalize(split_chains(draws))
+    return geyer_ess(rank_normalize(split_chains(draws)))
+
+
+def ess_tail(draws: np.ndarray) -> np.ndarray:
+    """Tail effective sample size per parameter of a (chains, draws, k) array:
+    the ESS of the 5% and 95% quantiles (whichever is smaller)."""
+    if draws.shape[1] < 4:
+        return np.full(draws.shape[2], np.nan)
+    pooled = draws.reshape(-1, draws.shape[2])
+    out = []
+    for prob in (0.05, 0.95):
+        below = (draws <= np.quantile(pooled, prob, axis=0)).astype(float)
+        split = split_chains(below)
+        with np.errstate(divide="ignore", invalid="ignore"):  # constant: replaced below
+            ess = geyer_ess(split)
+        # an indicator that never changes (a parameter stuck on one side of its
+        # quantile, or ties) has no variance: ArviZ counts every draw
+        constant = np.ptp(split.reshape(-1, split.shape[2]), axis=0) < np.finfo(float).resolution
+        out.append(np.where(constant, split.shape[0] * split.shape[1], ess))
+    return np.minimum(*out)
+
+
+def geyer_ess(z: np.ndarray) -> np.ndarray:
+    """ESS per parameter of already split (chains, draws, k) draws (Geyer's
+    initial monotone sequence, as in the module docstring)."""
     chains, n, k = z.shape
     acov = autocovariance(z).mean(axis=0)  # (lag, k), averaged over chains
     mean_var = acov[0] * n / (n - 1.0)
@@ -109,11 +137,24 @@ def ess_bulk(draws: np.ndarray) -> np.ndarray:
 def summary(posterior: dict[str, np.ndarray]) -> tuple[float, float]:
     """(max R-hat, min bulk ESS) over every scalar of {name: (chains, draws, ...) array},
     ignoring the non-finite values a constant parameter gives."""
+    extremes = extremes_summary(posterior)
+    return extremes["rhat_max"], extremes["ess_bulk_min"]
+
+
+def extremes_summary(posterior: dict[str, np.ndarray]) -> dict[str, float]:
+    """{"rhat_max", "ess_bulk_min", "ess_tail_min"} over every scalar of
+    {name: (chains, draws, ...) array}, ignoring the non-finite values a
+    constant parameter gives (NaN when nothing is left)."""
     blocks = [v.reshape(v.shape[0], v.shape[1], -1) for v in posterior.values() if v.size]
     if not blocks:
-        return float("nan"), float("nan")
+        return {"rhat_max": float("nan"), "ess_bulk_min": float("nan"),
+                "ess_tail_min": float("nan")}
     draws = np.concatenate(blocks, axis=2).astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r, e = rhat(draws), ess_bulk(draws)
-    r, e = r[np.isfinite(r)], e[np.isfinite(e)]
-    return (float(r.max()) if r.size else float("nan"), float(e.min()) if e.size else float("nan"))
+        r, e, t = rhat(draws), ess_bulk(draws), ess_tail(draws)
+    # a constant parameter (R-hat/bulk ESS NaN) says nothing about mixing
+    t = np.where(np.isfinite(e), t, np.nan)
+    r, e, t = r[np.isfinite(r)], e[np.isfinite(e)], t[np.isfinite(t)]
+    return {"rhat_max": float(r.max()) if r.size else float("nan"),
+            "ess_bulk_min": float(e.min()) if e.size else float("nan"),
+            "ess_tail_min": float(t.min()) if t.size else float("nan")}

@@ -63,7 +63,7 @@ DEFAULT_COLUMN_LABELS = {
 KEY_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "pingouin", "pandera",
                 "matplotlib", "torch", "transformers", "minicons", "gguf",
                 "pymc", "bambi", "arviz", "nutpie", "pymer4", "rpy2")
-R_PACKAGES = ("lme4", "lmerTest", "emmeans")
+R_PACKAGES = ("lme4", "lmerTest", "emmeans", "blme")
 
 # ---------------------------------------------------------------------------
 # Cell formatting
@@ -598,6 +598,7 @@ class StudyReport:
         self.figure_paths: list[Path] = []
         self.exclusion_records: list[dict] = []
         self.warning_list: list[str] = []
+        self.twin_records: dict[str, dict] = {}
 
     def _mark(self, text: str, simulated: bool | None = None) -> str:
         simulated = self.simulated if simulated is None else simulated
@@ -645,12 +646,15 @@ class StudyReport:
         """The coefficients of {backend label: FitResult} as one table (stack_fits), whose caption
         ends by saying how each factor is coded (gbstats.mixed.fitting.coding_note): which
         level is +1 / -1, the reference level or the matrix, so every term name reads alone.
-        `options` go to `table`."""
-        from gbstats.mixed.fitting import coding_note, stack_fits
+        Its notes say what the fits themselves flagged (gbstats.mixed.fitting.table_notes:
+        lme4's singular-fit and convergence warnings, separation, each Bayesian twin's
+        convergence figures and priors), after any `notes` given. `options` go to `table`."""
+        from gbstats.mixed.fitting import coding_note, stack_fits, table_notes
 
         note = coding_note(fits)
         caption = f"{caption.rstrip('.')}. {note}" if note else caption
-        return self.table(name, stack_fits(fits), caption, **options)
+        notes = list(options.pop("notes", None) or []) + table_notes(fits)
+        return self.table(name, stack_fits(fits), caption, notes=notes or None, **options)
 
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
                **savefig_options) -> Path:
@@ -695,6 +699,40 @@ class StudyReport:
         text = "\n".join(f"- {w}" for w in items) if items else "No warnings."
         return self.section(heading, text, simulated)
 
+    def bayes_twins(self, twins: Mapping[str, Mapping], heading: str = "Bayesian twins",
+                    simulated: bool | None = None) -> "StudyReport":
+        """A section with each Bayesian twin's convergence figures (R-hat, bulk
+        and tail ESS, divergences: `gbstats.mixed.bayes.diagnostics`) and the
+        priors it used; results.json gets them under "bayes_twins". Nothing is
+        added when there are no twins."""
+        if not twins:
+            return self
+        self.twin_records.update({k: dict(v) for k, v in twins.items()})
+        rows = pd.DataFrame([{"model": what, "converged": "yes" if rec.get("converged") else "NO",
+                              "rhat_max": rec.get("rhat_max"), "ess_bulk_min": rec.get("ess_bulk_min"),
+                              "ess_tail_min": rec.get("ess_tail_min"),
+                              "divergences": rec.get("divergences"), "draws": rec.get("n_draws"),
+                              "chains": rec.get("n_chains")} for what, rec in twins.items()])
+        text = ["Convergence of every Bayesian twin over its reported parameters (fixed "
+                "effects, group-level SDs, residual SD); the figures needed are R-hat <= 1.01, "
+                "bulk and tail ESS >= 400 and no divergent transitions. A twin marked NO is "
+                "not converged: its estimates are not reliable.", "",
+                to_markdown_table(rows, columns=list(rows.columns),
+                                  column_labels={"model": "Model", "converged": "Converged",
+                                                 "rhat_max": "R-hat max",
+                                                 "ess_bulk_min": "Bulk ESS min",
+                                                 "ess_tail_min": "Tail ESS min",
+                                                 "divergences": "Divergences",
+                                                 "draws": "Draws", "chains": "Chains"}),
+                "Priors:", ""]
+        for what, rec in twins.items():
+            priors = "; ".join(f"`{t}` ~ {p}" for t, p in (rec.get("priors") or {}).items())
+            text.append(f"- {what}: {priors}")
+        sources = sorted({rec["prior_source"] for rec in twins.values() if rec.get("prior_source")})
+        if sources:
+            text += ["", "Default priors: " + " ".join(sources) + "."]
+        return self.section(heading, "\n".join(text), simulated)
+
     def _provenance_block(self, prov: Mapping) -> str:
         git = prov.get("git") or {}
         commit = git.get("commit") or "unknown"
@@ -721,7 +759,8 @@ class StudyReport:
         results = write_results_json(
             self.out_dir / "results.json", provenance, self.tables,
             extra={"study": self.study, "title": self.title, "simulated": self.simulated,
-                   "exclusions": self.exclusion_records, "warnings": self.warning_list})
+                   "exclusions": self.exclusion_records, "warnings": self.warning_list,
+                   "bayes_twins": self.twin_records})
         return {"report": report, "results": results,
                 **{f"table:{p.stem}": p for p in self.table_paths},
                 **{f"figure:{p.stem}": p for p in self.figure_paths}}

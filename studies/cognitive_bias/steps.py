@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import SELECTED, ExclusionLog
+from gbstats.mixed.fitting import frequentist_notes, table_notes
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
@@ -257,7 +258,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     report.table("glmm_stereotype_alpha", A.glmm_table(glmms),
                  "Fixed effects (lme4: Laplace ML, Wald z and 95% CI; bayes: posterior mean, "
                  "SD and 95% interval). converged = false: lme4 or the sampler warned (see "
-                 "Warnings); do not read those rows. " + A.coding_note(glmms))
+                 "Warnings); do not read those rows. " + A.coding_note(glmms),
+                 notes=[f"{dataset}: {n}" for dataset, fits in glmms.items()
+                        for n in table_notes(fits)] or None)
     marginal, pro_minus_anti, marginal_notes = A.marginal_accuracy(glmms)
     if not marginal.empty:
         report.table("glmm_marginal_accuracy", marginal,
@@ -289,7 +292,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     if maze_fits:
         report.table("maze_lmm", M.maze_lmm_table(maze_fits),
                      f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df; 95% t "
-                     "intervals with the same df); log_rt is the natural log of milliseconds")
+                     "intervals with the same df); log_rt is the natural log of milliseconds",
+                     notes=[f"{dataset}: {n}" for dataset, fit in maze_fits.items()
+                            for n in frequentist_notes({"lme4": fit})] or None)
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import SELECTED, ExclusionLog
+from gbstats.mixed.fitting import frequentist_notes
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.genda_lens import analysis as A
@@ -303,7 +304,8 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
             coefs = fit.coefs[["term", "estimate", "se", "ci_low", "ci_high", "stat", "df",
                                "p_value"]]
             report.table("mixed_model", coefs, f"`{A.MIXED_MODEL_FORMULA}` "
-                         f"({fit.backend} backend)")
+                         f"({fit.backend} backend)",
+                         notes=frequentist_notes({fit.backend: fit}) or None)
         report.figure("relative_perplexity", A.plot_relative_perplexity(rel),
                       "Relative perplexity of the anti-reflexive sentences (log2; 0 = as "
                       "likely as the reflexive twin)")

@@ -388,14 +388,20 @@ def error_attribution_table(errors: pd.DataFrame) -> pd.DataFrame:
 # 2,160 instances per count do not need), and each coefficient reads directly.
 GLMM_FORMULA = ("correct ~ pronoun_set + pronoun_set:distractors + case + (1|occupation) "
                 "+ (1|context_template)")
-# Priors of the Bayesian twin. gbstats' bernoulli default gives factor-level
-# coefficients Normal(0, 1) on the log-odds scale, which would pull large
-# distractor effects towards 0: a decoder falling from 95% to 20% correct is a
-# change of about -4.3, and with the factor parameterisation every such change
-# is one coefficient (a simulated -4.5 came back as -3.2 with N(0, 1)).
-# Normal(0, 2.5), the scale rstanarm uses for logistic coefficients, keeps
-# them weakly informative.
-GLMM_PRIORS = {"common": {"dist": "Normal", "mu": 0, "sigma": 2.5}}
+# The Bayesian twin uses gbstats' default priors (rstanarm's autoscaled
+# Normal(0, 2.5 / sd(x)) on the log-odds scale, gbstats.mixed.bayes.PRIOR_SOURCE):
+# a decoder falling from 95% to 20% correct is a change of about -4.3, one
+# coefficient in the factor parameterisation, and bambi's old Normal(0, 1)
+# pulled a simulated -4.5 to -3.2 (tests/stats/test_bayes.py checks the new
+# defaults recover it).
+#
+# The GLMM is quasi-separated for some models (a set x distractor cell with
+# every answer correct): glmer's estimate for such a term runs off towards
+# infinity and its SE, CI and p depend on where the optimizer stopped. The
+# table therefore leads with the penalised fit (blme::bglmer, backend "blme",
+# weak Normal(0, 2.5) prior on the fixed effects; gbstats.mixed.lmm.fit_glmm
+# (penalised=True)) and keeps the plain glmer fit ("lme4") beside it; the
+# separation check names the separated terms in the table's note.
 EFFECT_COLUMNS = ["model", "backend", "pronoun_set", "n_distractors", "estimate", "se",
                   "ci_low", "ci_high", "p_value", "monotone_decline"]
 
@@ -439,14 +445,35 @@ def glmm_rows(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
-              seed: int) -> dict:
-    """{backend: FitResult} for GLMM_FORMULA on one model's unique instances (a notebook's
-    entry; the study fits through run.fit with the same formula, rows and priors)."""
-    from gbstats.mixed.fitting import fit_with_twin
+              seed: int, notes: list | None = None) -> dict:
+    """{backend: FitResult} for GLMM_FORMULA on one model's unique instances:
+    "blme" (the penalised fit, the default reading), "lme4" (plain glmer,
+    kept beside it) when `lme4`, and "pymc" (the Bayesian twin) when `bayes`.
 
-    return fit_with_twin(GLMM_FORMULA, glmm_rows(results), backends=["lme4"] if lme4 else [],
-                         family="binomial", bayes=bayes, draws=draws, seed=seed,
-                         priors=GLMM_PRIORS)
+    When bglmer itself fails (its penalised IRLS can stop without converging
+    on a handful of instances) the glmer fit is still made, and the failure
+    is appended to `notes` (the caller shows them) rather than ending the run."""
+    from gbstats.errors import GbstatsError
+
+    data = glmm_rows(results)
+    fits = {}
+    if lme4:
+        from gbstats.mixed.lmm import fit_glmm
+
+        try:
+            fits["blme"] = fit_glmm(GLMM_FORMULA, data, family="binomial", penalised=True)
+        except GbstatsError as exc:
+            if notes is None:
+                raise
+            notes.append(f"the penalised GLMM (bglmer) failed, so only the plain glmer fit is "
+                         f"shown: {exc}")
+        fits["lme4"] = fit_glmm(GLMM_FORMULA, data, family="binomial", backend="lme4")
+    if bayes:
+        from gbstats.mixed.fitting import fit_bayes_twin
+
+        fits["pymc"] = fit_bayes_twin(GLMM_FORMULA, data, family="binomial", draws=draws,
+                                      tune=draws, seed=seed)
+    return fits
 
 
 def distractor_effects(fit) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import coding_note
+from gbstats.mixed.fitting import coding_note, table_notes
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
@@ -121,18 +121,24 @@ def fit(run, s):
     s.welch = A.welch_table(results)
     s.attribution = A.error_attribution_table(A.attribute_errors(results, s.no_context, run.log))
     s.consistency = A.case_consistency(s.no_context)
-    backends = ["lme4"] if args.backend == "lme4" else []
+    use_lme4 = args.backend == "lme4" and run.lme4_available("the lme4 GLMM", plural=False)
     s.fits, effects = {}, {}
     if len(args.distractors) < 2:
         run.note("The GLMM needs at least two numbers of distractors; it was skipped.")
-    elif run.bayes or (backends and run.lme4_available("the lme4 GLMM", plural=False)):
+    elif use_lme4 or run.bayes:
         A.unique_instances(results, run.log)   # count the seed repeats the GLMM drops
         for model, rows in results.groupby("model", sort=False):
-            s.fits[model] = run.fit(A.GLMM_FORMULA, A.glmm_rows(rows), name=f"GLMM {model}",
-                                    backends=backends, family="binomial", priors=A.GLMM_PRIORS)
+            say(f"  {model}: {A.GLMM_FORMULA}")
+            failures: list[str] = []
+            s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
+                                        draws=args.draws, seed=run.seed, notes=failures)
+            for failure in failures:
+                run.note(f"GLMM {model}: {failure}")
             for backend, fit in s.fits[model].items():
                 effects[(model, backend)] = A.distractor_effects(fit)
     s.effects = A.effects_table(effects)
+    for model, by_backend in s.fits.items():
+        run.record_fits(f"GLMM {model}", by_backend)
     run.add_provenance(distractors=args.distractors, per_seed=args.per_seed, n_seeds=N_SEEDS,
                        occupations=args.occupations, bayes=run.bayes, draws=args.draws,
                        lme4=any("lme4" in fits for fits in s.fits.values()))
@@ -197,12 +203,17 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             "the fewest distractors), nested in the pronoun set, so the model assumes no shape "
             "for the decay: encoder-only models are not monotone in the number of distractors. "
             "`he` and `accusative` are the references; context_template = the introduction's "
-            "template. lme4: Laplace ML, Wald z; pymc: posterior mean, SD and 95% interval "
-            f"({args.draws} tuning steps and {args.draws} draws per chain; Normal(0, 2.5) "
-            "priors on the coefficients)."))
+            "template. blme (the default reading): blme::bglmer, glmer penalised by a weak "
+            "Normal(0, 10) prior on the intercept and Normal(0, 2.5) on the other fixed "
+            "effects, whose estimates stay finite where the data are separated; lme4: plain "
+            "glmer, Laplace ML, Wald z, kept beside it; pymc: posterior mean, SD and 95% "
+            f"interval (at least {args.draws} tuning steps and draws per chain, more if needed "
+            "to converge; rstanarm's autoscaled default priors, listed under Bayesian twins)."))
         coding = coding_note(next(iter(fits.values())))   # the same for every model's fits
         report.table("glmm", A.glmm_table(fits), f"Logistic mixed model of correctness "
-                     f"(unique instances). {coding}".strip())
+                     f"(unique instances). {coding}".strip(),
+                     notes=[f"{model}: {n}" for model, by_backend in fits.items()
+                            for n in table_notes(by_backend)] or None)
         report.table("distractor_effects", effects,
                      "How fidelity changes with distractors: per pronoun set, the change in the "
                      "log-odds of a correct answer with k distractors against the fewest "

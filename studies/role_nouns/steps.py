@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from gbstats.data import role_nouns as rn
-from gbstats.mixed.fitting import coding_note, stack_fits
+from gbstats.mixed.fitting import coding_note, stack_fits, table_notes
 from studies.common import say
 from studies.role_nouns import analysis as A
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
@@ -230,9 +230,11 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "unmarked form of 2-way sets counts as G-NEUT, as in Watson et al.); "
             "name_gender reference level: men's names; attitude_score 0-100, higher = more "
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
-            "interval (bambi's default priors)."))
+            "interval (gbstats' default priors: rstanarm's, scaled to the data; listed under "
+            "Bayesian twins)."))
         caption = ("Choosing the gender-neutral form: lme4 and Bayesian fits side by side "
                    f"(log-odds). {coding_note(fits)}")
-        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), caption.strip(), digits=3)
+        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), caption.strip(), digits=3,
+                     notes=table_notes(fits) or None)
 
 

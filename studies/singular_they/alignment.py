@@ -232,7 +232,8 @@ def report_rq2(report, s) -> None:
                      "Alignment mixed model; score_z:group[g] = group g's slope on "
                      "standardised surprisal minus the first group's (rating points per SD). "
                      "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
-                     simulated=simulated, digits=3, p_columns=P_COLUMNS)
+                     simulated=simulated, digits=3, p_columns=P_COLUMNS,
+                     notes=alignment_table_notes(s.alignment_fits) or None)
 
     report.section("RQ2 as in Watson et al. (2023): raw correlations", (
         "The paper's analysis, kept for comparability: Pearson correlations between the "
@@ -258,3 +259,11 @@ def report_rq2(report, s) -> None:
                      "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
                      "alternative: the earlier stage scores lower)", simulated=simulated,
                      p_columns=P_COLUMNS)
+
+
+def alignment_table_notes(alignment_fits: dict) -> list[str]:
+    """The alignment table's notes: each grouping's fit problems and twin figures."""
+    from gbstats.mixed.fitting import table_notes
+
+    return [f"({grouping}) {note}" for grouping, fits in alignment_fits.items()
+            for note in table_notes(fits)]

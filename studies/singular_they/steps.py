@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from gbstats.mixed.fitting import table_notes
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
@@ -191,21 +192,22 @@ def report(run, report, s) -> None:
                  "random intercept per item number, so a slope is half the difference "
                  "between its two levels. lme4: lmerTest, REML, Satterthwaite t "
                  "tests and 95% t intervals with the same df; statsmodels: REML, Wald z tests "
-                 "and intervals")
+                 "and intervals", notes=table_notes(s.paper_fits) or None)
     report.table("lmm_close_gendered", A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
                  f"The same data as gbstats' indicator view: `{A.MODEL_FORMULA}`, surprisal in "
                  "bits, close and gendered coded 0/1, so a slope is the whole difference in "
                  "bits (2/ln 2 = 2.885 times the paper-scale slope; not comparable with the "
                  "paper's estimates). lme4: REML, Satterthwaite t tests and 95% t intervals "
                  "with the same df; statsmodels: REML, Wald z tests and intervals; pymc: "
-                 "posterior mean, SD and 95% interval")
+                 "posterior mean, SD and 95% interval", notes=table_notes(s.model_fits) or None)
 
     AL.report_rq2(report, s)
     if s.human_fits:
         report.table("human_model", A.fit_table(s.human_fits, units="rating points",
                                                 coding=A.HUMAN_CODING),
                      f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
-                     + A.coding_note(s.human_fits), simulated=simulated)
+                     + A.coding_note(s.human_fits), simulated=simulated,
+                     notes=table_notes(s.human_fits) or None)
         report.table("human_main_effects", A.human_main_effects(s.human_fits),
                      "Main effects of closeness and gender marking on people's ratings (sum "
                      "coding, so each is averaged over the other factor; estimate = difference "

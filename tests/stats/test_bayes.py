@@ -13,6 +13,7 @@ nutpie (the default) for the rest.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -388,3 +389,80 @@ def test_bambi_columns_get_r_names(rhs):
     else:
         names = list(fixed_effect_name_map(parsed, frame, model).values())
         assert names == R_TERM_NAMES[rhs]
+
+
+# --------------------------------------------------------------------------
+# default priors (issue 25): rstanarm's autoscaled Normal(0, 2.5 / sd(x)) on
+# the log-odds scale must not shrink a large effect away
+
+def large_effect_data(seed: int = 25) -> pd.DataFrame:
+    """30 participants x 16 items, cond b on half the items with a true
+    log-odds effect of -4.5 (86% -> 9% correct), small random intercepts."""
+    rng = np.random.default_rng(seed)
+    n_p, n_i = 30, 16
+    p, i = np.repeat(np.arange(n_p), n_i), np.tile(np.arange(n_i), n_p)
+    cond = np.where(i % 2 == 0, "a", "b")
+    eta = (2.0 - 4.5 * (cond == "b") + rng.normal(0, 0.5, n_p)[p]
+           + rng.normal(0, 0.5, n_i)[i])
+    y = (rng.random(p.size) < 1 / (1 + np.exp(-eta))).astype(int)
+    return pd.DataFrame({"participant": [f"p{k}" for k in p], "item": [f"i{k}" for k in i],
+                         "cond": cond, "y": y})
+
+
+@pytest.mark.slow
+def test_default_priors_recover_a_large_log_odds_effect():
+    from gbstats.mixed.fitting import fit_bayes_twin, twin_notes
+
+    data = large_effect_data()
+    fit = fit_bayes_twin("y ~ cond + (1|participant) + (1|item)", data, family="binomial",
+                         seed=1, loo=False)
+    row = fit.coef("condb")
+    assert row["ci_low"] < -4.5 < row["ci_high"], row.to_dict()
+    # the prior is rstanarm's, by hand: the 0/1 column of cond b has half its
+    # 480 values 1, so sd = sqrt(0.25 * 480 / 479) and the scale 2.5 / sd = 4.9948
+    assert fit.fit_stats["priors"]["cond"] == "Normal(mu: 0.0, sigma: 4.9948)"
+    assert fit.fit_stats["priors"]["(Intercept)"] == "Normal(mu: 0.0, sigma: 2.5)"
+    # a clean bill of health, and the table note says so with its figures
+    assert fit.fit_stats["converged"], fit.fit_stats["attempts"]
+    note = twin_notes({"pymc": fit})[0]
+    assert "converged (R-hat max" in note and "NOT" not in note
+
+
+def test_an_unconverged_twin_is_refitted_then_marked_not_converged():
+    from gbstats.mixed.fitting import fit_bayes_twin, twin_notes, twin_record
+
+    data = surprisal_data()[0]
+    fit = fit_bayes_twin("surprisal ~ close + gendered + (1|frame)", data, draws=20,
+                         max_draws=40, seed=2, loo=False)
+    # 2 x 20 draws cannot give an ESS of 400: one retry with twice the draws, then it stops
+    assert [a["n_draws"] for a in fit.fit_stats["attempts"]] == [20, 40]
+    assert fit.fit_stats["n_draws"] == 40 and fit.fit_stats["converged"] is False
+    assert fit.fit_stats["ess_bulk_min"] < 400
+    note = twin_notes({"pymc": fit})[0]
+    assert "NOT CONVERGED" in note and f"bulk ESS min {fit.fit_stats['ess_bulk_min']:.0f}" in note
+    record = twin_record(fit)
+    assert {"rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "priors"} <= set(record)
+    assert any("refitted 1 time" in w for w in fit.warnings)
+
+
+def test_wider_priors_double_every_default_scale():
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    data = surprisal_data()[0]
+    fits = [fit_bayes_twin("surprisal ~ close + (1|frame)", data, draws=20, max_draws=20,
+                           seed=2, loo=False, prior_widen=w) for w in (1.0, 2.0)]
+    base, wide = (f.fit_stats["priors"] for f in fits)
+    sd_y = data["surprisal"].std(ddof=1)
+    sd_x = (data["close"] == "distant").astype(float).std(ddof=1)
+    assert base["close"] == f"Normal(mu: 0.0, sigma: {2.5 * sd_y / sd_x:.4f})"
+    assert wide["close"] == f"Normal(mu: 0.0, sigma: {5.0 * sd_y / sd_x:.4f})"
+    mu, sigma = map(float, re.findall(r"[-\d.]+", wide["(Intercept)"]))
+    assert mu == pytest.approx(data["surprisal"].mean(), abs=1e-4)
+    assert sigma == pytest.approx(5.0 * sd_y, abs=1e-4)
+
+
+def test_bad_sampler_settings_are_refused_before_sampling(small):
+    with pytest.raises(UnknownNameError, match="mass matrix"):
+        fit_bayes("surprisal ~ close + (1|frame)", small, mass_matrix="dense")
+    with pytest.raises(GbstatsError, match="widening factor must be positive"):
+        fit_bayes("surprisal ~ close + (1|frame)", small, prior_widen=0)

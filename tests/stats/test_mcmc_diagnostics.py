@@ -55,3 +55,20 @@ def test_summary_takes_the_extremes_over_every_variable_and_skips_constants():
     assert max_rhat == pytest.approx(max(float(az.rhat(ds)[v].max()) for v in ("a", "b")))
     assert min_ess == pytest.approx(min(float(az.ess(ds, method="bulk")[v].min())
                                         for v in ("a", "b")))
+
+
+@pytest.mark.parametrize("name", list(_cases()))
+def test_tail_ess_equals_arviz(name):
+    draws = _cases()[name]
+    ds = az.convert_to_dataset({"u": draws})
+    np.testing.assert_allclose(D.ess_tail(draws), az.ess(ds, method="tail")["u"].values,
+                               rtol=1e-10)
+
+
+def test_extremes_summary_has_the_tail_minimum():
+    cases = _cases()
+    posterior = {"a": cases["autocorrelated"][:, :, :3], "b": cases["independent"][:, :, :4]}
+    extremes = D.extremes_summary(posterior)
+    ds = az.convert_to_dataset(posterior)
+    assert extremes["ess_tail_min"] == pytest.approx(
+        min(float(az.ess(ds, method="tail")[v].min()) for v in ("a", "b")))

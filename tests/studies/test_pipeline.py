@@ -203,3 +203,69 @@ def test_run_fit_adds_the_bayesian_twin_unless_no_bayes(tmp_path):
     assert abs(slope["pymc"] - slope["statsmodels"]) < 0.15
     assert list(_run(tmp_path, "--no-bayes", "--no-cache").fit(
         "y ~ x + (1|frame)", _paired_rows(), name="m", backends=[])) == []
+def test_the_runner_records_every_bayesian_twin(tmp_path):
+    """Run.record_fits puts each twin's convergence figures and priors in
+    results.json ("bayes_twins") and in the report, for every study alike."""
+    import numpy as np
+
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    def load(run, _):
+        rng = np.random.default_rng(4)
+        g = np.repeat(np.arange(8), 6)
+        return pd.DataFrame({"g": [f"g{k}" for k in g],
+                             "y": rng.normal(0, 1, 8)[g] + rng.normal(0, 1, g.size)})
+
+    def fit(run, rows):
+        twin = fit_bayes_twin("y ~ 1 + (1|g)", rows, draws=20, max_draws=20, seed=run.seed,
+                              loo=False)
+        run.record_fits("tiny twin", {"pymc": twin})
+        return twin
+
+    def report(run, report, twin):
+        report.table("coefs", twin.coefs, "coefs")
+
+    study = Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
+                  load=load, fit=fit, report=report)
+    out = tmp_path / "tiny_bayes"
+    assert study.main(["--model", "none", "--out", str(out)]) == 0
+    record = json.loads((out / "results.json").read_text())["bayes_twins"]["tiny twin"]
+    assert record["converged"] is False and record["n_draws"] == 20
+    assert record["ess_bulk_min"] < 400 and record["divergences"] >= 0
+    assert set(record["priors"]) == {"(Intercept)", "1|g", "sigma"}
+    text = (out / "report.md").read_text()
+    assert "## Bayesian twins" in text and "| tiny twin" in text and "| NO " in text
+
+
+def test_prior_sensitivity_refits_the_twin_with_twice_wider_priors(tmp_path):
+    import numpy as np
+
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    def load(run, _):
+        rng = np.random.default_rng(5)
+        g = np.repeat(np.arange(8), 6)
+        x = np.tile(["a", "b"], 24)
+        return pd.DataFrame({"g": [f"g{k}" for k in g], "x": x,
+                             "y": rng.normal(0, 1, 8)[g] + (x == "b") + rng.normal(0, 1, g.size)})
+
+    def fit(run, rows):
+        twin = fit_bayes_twin("y ~ x + (1|g)", rows, draws=20, max_draws=20, seed=run.seed,
+                              loo=False, contrasts={"x": "sum"})
+        run.record_fits("tiny twin", {"pymc": twin})
+        return twin
+
+    def report(run, report, twin):
+        report.table("coefs", twin.coefs, "coefs")
+
+    study = Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
+                  load=load, fit=fit, report=report)
+    out = tmp_path / "tiny_bayes"
+    assert study.main(["--model", "none", "--out", str(out), "--prior-sensitivity"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    table = pd.DataFrame(results["tables"]["prior_sensitivity"])
+    # the refit kept the sum coding (term x1) and the default fit's own numbers
+    assert list(table["term"]) == ["(Intercept)", "x1"]
+    coefs = pd.DataFrame(results["tables"]["coefs"]).set_index("term")
+    assert table.set_index("term")["estimate"].to_dict() == coefs["estimate"].to_dict()
+    assert (table["model"] == "tiny twin").all()

@@ -455,15 +455,15 @@ def _simulated_results(seed=5, n_occupations=20):
 
 @pytest.mark.slow
 @pytest.mark.needs_r
-def test_glmm_recovers_the_distractor_effects_with_lme4_and_pymc():
+def test_glmm_recovers_the_distractor_effects_with_blme_lme4_and_pymc():
     data = _simulated_results(n_occupations=40)
     fits = A.fit_glmms(data, lme4=True, bayes=True, draws=300, seed=1)
     table = A.glmm_table({"sim": fits}).set_index(["backend", "term"])
     assert set(table.loc["lme4"].index) == set(table.loc["pymc"].index)
     effects = A.effects_table({("sim", b): A.distractor_effects(f) for b, f in fits.items()})
-    assert len(effects) == 2 * 4 * 5          # 2 backends x 4 sets x 5 counts beyond none
+    assert len(effects) == 3 * 4 * 5          # 3 backends x 4 sets x 5 counts beyond none
     by = effects.set_index(["backend", "pronoun_set", "n_distractors"])
-    for backend in ("lme4", "pymc"):
+    for backend in ("blme", "lme4", "pymc"):
         # the largest effects, and the encoder-like dip, recovered: six checks in all, so
         # each at 99.9% (|estimate - truth| < 3.29 SE; family-wise miss rate < 0.6%)
         for pronoun_set, n in (("he", 5), ("xe", 5), ("she", 1)):
