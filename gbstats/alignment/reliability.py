@@ -105,9 +105,18 @@ from gbstats.errors import DataValidationError, UnknownNameError
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
                        "ci_low", "ci_high", "n_items", "n_participants", "n_splits", "n_boot",
-                       "n_boot_undefined", "ci_method"]
-CORRECTED_CI_METHOD = ("normal, variance components: items + (people shared across items - "
-                       "people per item)")
+                       "n_boot_undefined", "ci_method", "below_calibrated_design"]
+CORRECTED_CI_METHOD = ("test inversion on Fisher z of r and log reliability, variance "
+                       "components: items + (people shared across items - people per item)")
+CORRECTED_COMPARISON_COLUMNS = ["group_a", "group_b", "r_corrected_a", "r_corrected_b",
+                                "difference", "se", "ci_low", "ci_high", "statistic",
+                                "p_value", "n_boot", "test"]
+CORRECTED_COMPARISON_TEST = ("z test of equal corrected correlations, variance components "
+                             "(items resampled jointly, people per group), two-sided")
+# The smallest design whose coverage benchmarks/alignment_calibration.py shows (30 items x 6
+# people); a table says when a group is smaller (below_calibrated_design).
+MIN_CALIBRATED_ITEMS = 30
+MIN_CALIBRATED_PEOPLE = 6
 RAW_R_COLUMNS = ["group", "r", "ci_low", "ci_high", "p_value", "n_items", "n_participants",
                  "n_boot", "ci_method"]
 SIZE_MATCHED_COLUMNS = ["group_a", "group_b", "matched_size", "r_a", "r_b", "difference",
@@ -370,13 +379,14 @@ def person_centred_sums(g: GroupRatings) -> np.ndarray:
     return g.sums - g.counts * np.nan_to_num(level)[:, None]
 
 
-def _corrected_r_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
-                                 halves: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """r_c for replicates that draw each item's raters independently (V_indep's replicates),
-    on person-centred ratings; r and the split-half reliability recomputed per row."""
+def _r_and_reliability_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
+                                       halves: np.ndarray, rng: np.random.Generator
+                                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(r, reliability) for replicates that draw each item's raters independently (V_indep's
+    replicates), on person-centred ratings; the split-half reliability recomputed per row."""
     sums = person_centred_sums(g)
     n_people, n_items = g.counts.shape
-    out = np.empty(n_rows)
+    r_out, rel_out = np.empty(n_rows), np.empty(n_rows)
     # Rows per chunk bound the (rows, splits, items) and (rows, people, items) arrays. The
     # chunking fixes the random stream, so changing it changes every recorded interval.
     chunk = max(1, ROW_CHUNK * 100 // (halves.shape[0] * max(n_items, n_people)))
@@ -387,35 +397,128 @@ def _corrected_r_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
         num_a = np.einsum("bpi,sp,pi->bsi", w, halves, sums)
         den_a = np.einsum("bpi,sp,pi->bsi", w, halves, g.counts)
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = weighted_correlation(x, num / den, np.ones(n_items))
+            r_out[start:stop] = weighted_correlation(x, num / den, np.ones(n_items))
             half_a = (num_a / den_a).reshape(-1, n_items)
             half_b = ((num[:, None, :] - num_a) / (den[:, None, :] - den_a)).reshape(-1, n_items)
         r_half = weighted_correlation(half_a, half_b, np.ones(n_items))
-        out[start:stop] = corrected_correlation(r, _mean_over_splits(
-            spearman_brown(r_half).reshape(stop - start, -1)))
-    return out
+        rel_out[start:stop] = _mean_over_splits(spearman_brown(r_half).reshape(stop - start, -1))
+    return r_out, rel_out
+
+
+VARIANCE_PARTS = ("items", "shared", "indep")
+
+
+def variance_replicates(x: np.ndarray, g: GroupRatings, *, item_weights: np.ndarray,
+                        halves: np.ndarray, rng: np.random.Generator) -> dict:
+    """{part: (r, reliability)} replicates of the three variance parts (module docstring).
+
+    `item_weights` (B, I) drive the items part (people fixed); passing the same
+    weights for several groups makes their items parts a joint resample, which
+    a comparison between groups needs (they rated the same items). The people
+    parts draw B replicates each.
+    """
+    n_boot = item_weights.shape[0]
+    return {
+        "items": _group_bootstrap(x, g, item_weights, halves, rng, resample_people=False),
+        "shared": _group_bootstrap(x, g, np.ones((n_boot, x.size)), halves, rng),
+        "indep": _r_and_reliability_per_item_people(x, g, n_boot, halves, rng),
+    }
+
+
+def _psd_part(matrix: np.ndarray) -> np.ndarray:
+    """The positive semi-definite part of a symmetric matrix (negative eigenvalues set to 0):
+    the matrix form of max(0, V_shared - V_indep)."""
+    values, vectors = np.linalg.eigh(matrix)
+    return (vectors * np.clip(values, 0, None)) @ vectors.T
+
+
+def transformed_covariance(parts: dict, n_items: int | None = None) -> tuple[np.ndarray, int]:
+    """Covariance of (atanh r, log reliability): k C_items + psd(C_shared - C_indep).
+
+    k = n_items / (n_items - 3) (1 without n_items): the item bootstrap
+    reproduces the large-sample variance 1/n of atanh r, where Fisher's is
+    1/(n - 3); at 30 items that is 10% of the variance, and without it the
+    interval covered .93 at 30 items x 8 people (issue 25). Replicates whose
+    reliability is not positive have no log and are left out (returned as
+    the count of undefined replicates).
+    """
+    covs, undefined = {}, 0
+    for name in VARIANCE_PARTS:
+        r, rel = parts[name]
+        ok = np.isfinite(r) & np.isfinite(rel) & (rel > 0) & (np.abs(r) < 1)
+        undefined += int((~ok).sum())
+        pair = np.vstack([np.arctanh(r[ok]), np.log(rel[ok])])
+        covs[name] = np.cov(pair) if ok.sum() > 2 else np.full((2, 2), np.nan)
+    k = n_items / (n_items - 3) if n_items is not None and n_items > 3 else 1.0
+    return k * covs["items"] + _psd_part(covs["shared"] - covs["indep"]), undefined
 
 
 def corrected_r_variance(x: np.ndarray, g: GroupRatings, *, n_boot: int, halves: np.ndarray,
                          rng: np.random.Generator) -> dict:
-    """Var(r_c) = V_items + max(0, V_shared - V_indep) (module docstring), with its parts.
+    """Var(r_c) = V_items + max(0, V_shared - V_indep) on the r_c scale, with its parts, and
+    the same decomposition of (atanh r, log reliability) as the 2 x 2 matrix "cov".
 
     Each part from `n_boot` replicates; replicates with an undefined r_c (a
     reliability that is not positive) are left out and counted in "undefined".
     """
-    parts = {
-        "items": _group_bootstrap(x, g, multinomial_weights(x.size, n_boot, rng), halves, rng,
-                                  resample_people=False),
-        "shared": _group_bootstrap(x, g, np.ones((n_boot, x.size)), halves, rng),
-    }
-    draws = {k: corrected_correlation(*v) for k, v in parts.items()}
-    draws["indep"] = _corrected_r_per_item_people(x, g, n_boot, halves, rng)
-    out = {"undefined": int(sum((~np.isfinite(d)).sum() for d in draws.values()))}
-    for name, d in draws.items():
+    parts = variance_replicates(x, g, item_weights=multinomial_weights(x.size, n_boot, rng),
+                                halves=halves, rng=rng)
+    out = {"undefined": 0}
+    for name, (r, rel) in parts.items():
+        d = corrected_correlation(r, rel)
+        out["undefined"] += int((~np.isfinite(d)).sum())
         d = d[np.isfinite(d)]
         out[name] = float(np.var(d, ddof=1)) if d.size > 1 else np.nan
     out["variance"] = out["items"] + max(0.0, out["shared"] - out["indep"])
+    out["cov"], _ = transformed_covariance(parts, int((g.counts.sum(axis=0) > 0).sum()))
     return out
+
+
+def corrected_r_interval(r: float, reliability: float, cov: np.ndarray,
+                         confidence: float = 0.95, grid: int = 4000) -> tuple[float, float, float]:
+    """Interval for rho from r, the reliability and the covariance of (atanh r, log rel).
+
+    Test inversion on the stabilising scales: rho is inside when
+        T(rho) = atanh(r) - atanh(rho sqrt(rel))
+    satisfies T^2 <= z^2 Var(T), Var(T) by the delta method from `cov`
+    (dT/d atanh r = 1, dT/d log rel = -u / (2 (1 - u^2)), u = rho sqrt(rel)).
+    Fisher's z makes the sampling variance of r nearly free of r, and the log
+    that of a reliability nearly free of its level, so the interval is
+    asymmetric where r_c's sampling distribution is (small designs) and
+    reduces to the Fisher-z interval of r / sqrt(rel) when rel is exact.
+    Each bound is the first crossing walking out from r_c (the set can have a
+    second piece near |rho| = 1 / sqrt(rel), where Var(T) explodes; it is not
+    part of the interval). A side that never crosses ends at -+1 / sqrt(rel),
+    the largest |rho| these data could show. Returns (low, high, se), se the
+    delta-method SE of r_c.
+    """
+    if not (np.isfinite(r) and np.isfinite(reliability) and reliability > 0
+            and np.all(np.isfinite(cov))):
+        return np.nan, np.nan, np.nan
+    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
+    a, root = np.arctanh(r), np.sqrt(reliability)
+    r_c, bound = r / root, 1 / root
+    grad = np.array([(1 - r * r) / root, -r_c / 2])
+    se = float(np.sqrt(max(0.0, grad @ cov @ grad)))
+
+    def first_crossing(end: float) -> float:
+        rho = r_c + (end - r_c) * np.linspace(0, 1, grid + 1)[1:-1]
+        u = rho * root
+        t = a - np.arctanh(u)
+        dl = -u / (2 * (1 - u * u))
+        var = cov[0, 0] + 2 * dl * cov[0, 1] + dl * dl * cov[1, 1]
+        excess = t * t - crit * crit * var
+        out = np.flatnonzero(excess > 0)
+        if out.size == 0:
+            return float(end)
+        k = out[0]
+        if k == 0:
+            return float(r_c + (rho[0] - r_c) * 0.5)
+        # linear interpolation between the last point inside and the first outside
+        f0, f1 = excess[k - 1], excess[k]
+        return float(rho[k - 1] + (rho[k] - rho[k - 1]) * (-f0) / (f1 - f0))
+
+    return first_crossing(-bound), first_crossing(bound), se
 
 
 def _check_common_args(n_boot: int, n_splits: int, confidence: float) -> None:
@@ -425,6 +528,27 @@ def _check_common_args(n_boot: int, n_splits: int, confidence: float) -> None:
         raise DataValidationError("confidence must lie strictly between 0 and 1",
                                   source="confidence", expected="e.g. 0.95",
                                   found=repr(confidence))
+
+
+def _checked_matrices(item_scores, trials, *, group, score, rating, item_keys, participant):
+    """`rating_matrices`, with every group's correlation and reliability defined."""
+    x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                item_keys=item_keys, participant=participant)
+    for g in groups:
+        rated = g.counts.sum(axis=0) > 0
+        means = weighted_item_means(np.ones((1, g.n_participants)), g.sums, g.counts)[0]
+        if rated.sum() < 3 or np.ptp(x[rated]) == 0 or np.ptp(means[rated]) == 0:
+            raise DataValidationError(
+                f"the correlation for group {g.group!r} is undefined", source="trials",
+                column=group, expected="at least 3 rated items, with varying scores and "
+                                       "varying mean ratings",
+                found=f"{int(rated.sum())} rated item(s)")
+        if g.n_participants < 2:
+            raise DataValidationError(
+                f"group {g.group!r} has one participant: its reliability is undefined",
+                source="trials", column=group, expected=">= 2 participants per group",
+                found="1 participant")
+    return x, groups
 
 
 def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: str,
@@ -460,28 +584,40 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     _check_common_args(n_boot, n_splits, confidence)
     check_n_resamples(n_boot_splits, "n_boot_splits")
     check_n_resamples(n_var_boot, "n_var_boot")
-    x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
-                                item_keys=item_keys, participant=participant)
-    for g in groups:
-        rated = g.counts.sum(axis=0) > 0
-        means = weighted_item_means(np.ones((1, g.n_participants)), g.sums, g.counts)[0]
-        if rated.sum() < 3 or np.ptp(x[rated]) == 0 or np.ptp(means[rated]) == 0:
-            raise DataValidationError(
-                f"the correlation for group {g.group!r} is undefined", source="trials",
-                column=group, expected="at least 3 rated items, with varying scores and "
-                                       "varying mean ratings",
-                found=f"{int(rated.sum())} rated item(s)")
-        if g.n_participants < 2:
-            raise DataValidationError(
-                f"group {g.group!r} has one participant: its reliability is undefined",
-                source="trials", column=group, expected=">= 2 participants per group",
-                found="1 participant")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
     return reliability_from_matrices(x, groups, n_splits=n_splits, n_boot=n_boot,
                                      n_var_boot=n_var_boot, n_boot_splits=n_boot_splits,
                                      confidence=confidence, rng=np.random.default_rng(seed))
 
 
-RAW_CI_METHOD = "two-way bootstrap (participants and items), bias-corrected percentile"
+RAW_CI_METHOD = ("two-way bootstrap (participants and items), replicates centred on r on the "
+                 "Fisher-z scale, percentile")
+
+
+def centred_percentile_interval(estimate: float, draws: np.ndarray, confidence: float = 0.95
+                                ) -> tuple[float, float, int]:
+    """Percentile interval of replicates recentred on the estimate, on the Fisher-z scale.
+
+    The two-way replicates of a raw r are shifted away from r: a replicate
+    that draws a person twice has noisier item means, so its r is attenuated
+    more (by about .024 in issue 25's probe). A BC interval corrects the
+    median of the replicates, not their mean, and left the interval about
+    .019 off centre (coverage .912). Here the replicates keep only their
+    spread: z* = atanh(r*) - mean(atanh(r*)) + atanh(r), and the interval is
+    tanh of the z* quantiles. Fisher's z makes the spread nearly free of r,
+    so the recentred replicates stand for the sampling distribution around
+    r. Returns (low, high, number of finite draws); NaNs without any.
+    """
+    draws = np.asarray(draws, float)
+    draws = draws[np.isfinite(draws) & (np.abs(draws) < 1)]
+    if draws.size == 0 or not np.isfinite(estimate) or abs(estimate) >= 1:
+        return np.nan, np.nan, int(draws.size)
+    z = np.arctanh(draws)
+    z = z - z.mean() + np.arctanh(estimate)
+    tail = (1 - confidence) / 2
+    low, high = np.tanh(np.quantile(z, [tail, 1 - tail]))
+    return float(low), float(high), int(draws.size)
 
 
 def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
@@ -489,9 +625,27 @@ def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
                               n_boot_splits: int = 20, confidence: float = 0.95,
                               rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`group_reliability` on matrices (see there): (reliability table, raw-r table)."""
+    rel, raw, _ = alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=rng, compare=False)
+    return rel, raw
+
+
+def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
+                                   n_splits: int = 200, n_boot: int = 1000,
+                                   n_var_boot: int = 200, n_boot_splits: int = 20,
+                                   confidence: float = 0.95, rng: np.random.Generator,
+                                   compare: bool = True
+                                   ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """(reliability table, raw-r table, corrected comparison table or None) in one pass.
+
+    The comparison (`compare_corrected_correlations`) reuses the replicates
+    of the reliability table's intervals, so asking for both costs one.
+    """
     item_weights = multinomial_weights(x.size, n_boot, rng)
-    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
-    rel_rows, raw_rows = [], []
+    # one item draw for every group's items part: the comparison needs them joint
+    var_items = multinomial_weights(x.size, n_var_boot, rng)
+    rel_rows, raw_rows, parts = [], [], {}
     for g in groups:
         ones = np.ones((1, g.n_participants))
         rated = g.counts.sum(axis=0) > 0
@@ -500,28 +654,123 @@ def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
         reliability = float(reliability_rows(ones, np.ones(x.size), g.sums, g.counts,
                                              random_halves(g.n_participants, n_splits, rng))[0])
         r_c = float(corrected_correlation(r, reliability))
-        var = corrected_r_variance(x, g, n_boot=n_var_boot, rng=rng,
-                                   halves=random_halves(g.n_participants, n_boot_splits, rng))
-        se = float(np.sqrt(var["variance"])) if np.isfinite(r_c) else np.nan
+        parts[g.group] = variance_replicates(
+            x, g, item_weights=var_items, rng=rng,
+            halves=random_halves(g.n_participants, n_boot_splits, rng))
+        cov, undefined = transformed_covariance(parts[g.group], int(rated.sum()))
+        low, high, se = (corrected_r_interval(r, reliability, cov, confidence)
+                         if np.isfinite(r_c) else (np.nan, np.nan, np.nan))
+        n_items = int(rated.sum())
         rel_rows.append({
             "group": g.group, "reliability": reliability,
             "noise_ceiling": float(np.sqrt(reliability)) if reliability > 0 else np.nan,
-            "r": r, "r_corrected": r_c, "se": se,
-            "ci_low": r_c - crit * se, "ci_high": r_c + crit * se,
-            "n_items": int(rated.sum()), "n_participants": g.n_participants,
-            "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - var["undefined"],
-            "n_boot_undefined": var["undefined"], "ci_method": CORRECTED_CI_METHOD})
+            "r": r, "r_corrected": r_c, "se": se, "ci_low": low, "ci_high": high,
+            "n_items": n_items, "n_participants": g.n_participants,
+            "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - undefined,
+            "n_boot_undefined": undefined, "ci_method": CORRECTED_CI_METHOD,
+            "below_calibrated_design": below_calibrated_design(n_items, g.n_participants)})
         boot_r = _two_way_r(x, g, item_weights, rng)
-        raw_low, raw_high, raw_valid = bc_interval(r, boot_r, confidence)
-        n_items = int(rated.sum())
+        raw_low, raw_high, raw_valid = centred_percentile_interval(r, boot_r, confidence)
         t = r * np.sqrt((n_items - 2) / max(1e-300, 1 - r * r))
         raw_rows.append({
             "group": g.group, "r": r, "ci_low": raw_low, "ci_high": raw_high,
             "p_value": float(2 * stats.t.sf(abs(t), n_items - 2)), "n_items": n_items,
             "n_participants": g.n_participants, "n_boot": raw_valid,
             "ci_method": RAW_CI_METHOD})
-    return (pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS),
-            pd.DataFrame(raw_rows, columns=RAW_R_COLUMNS))
+    rel_table = pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS)
+    raw_table = pd.DataFrame(raw_rows, columns=RAW_R_COLUMNS)
+    comparison = (corrected_comparison_table(rel_table, parts, confidence) if compare
+                  else None)
+    return rel_table, raw_table, comparison
+
+
+def below_calibrated_design(n_items: int, n_participants: int) -> bool:
+    """True for a group smaller than the smallest design whose coverage the benchmark shows
+    (MIN_CALIBRATED_ITEMS items x MIN_CALIBRATED_PEOPLE people)."""
+    return n_items < MIN_CALIBRATED_ITEMS or n_participants < MIN_CALIBRATED_PEOPLE
+
+
+# --------------------------------------------------------------------------
+# comparison of corrected correlations (equal alignment)
+# --------------------------------------------------------------------------
+
+def _corrected_replicates(parts: dict) -> dict:
+    return {name: corrected_correlation(*parts[name]) for name in VARIANCE_PARTS}
+
+
+def corrected_comparison_table(rel_table: pd.DataFrame, parts: dict,
+                               confidence: float = 0.95) -> pd.DataFrame:
+    """Pairwise differences of corrected correlations, from the groups' variance replicates.
+
+    Var(d) = Var_items(r_c,a - r_c,b) + sum over the two groups of
+    max(0, V_shared - V_indep): the items part uses replicates that resampled
+    the items jointly for both groups (their item means move together, so
+    the difference's items variance is smaller than the sum); the people
+    parts are independent, the groups being different people. Replicates
+    with an undefined r_c in either group are left out of the items part.
+    z = d / sqrt(Var(d)), two-sided normal p; interval d -+ z_{1-alpha/2} SE.
+    """
+    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
+    by_group = rel_table.set_index("group")
+    reps = {g: _corrected_replicates(p) for g, p in parts.items()}
+
+    def var(v):
+        v = v[np.isfinite(v)]
+        return float(np.var(v, ddof=1)) if v.size > 1 else np.nan
+
+    groups, rows = list(rel_table["group"]), []
+    for a_pos, a in enumerate(groups):
+        for b in groups[a_pos + 1:]:
+            d = float(by_group.loc[a, "r_corrected"] - by_group.loc[b, "r_corrected"])
+            items = reps[a]["items"] - reps[b]["items"]
+            people = sum(max(0.0, var(reps[g]["shared"]) - var(reps[g]["indep"]))
+                         for g in (a, b))
+            se = float(np.sqrt(var(items) + people))
+            z = d / se if se > 0 else np.nan
+            rows.append({
+                "group_a": a, "group_b": b,
+                "r_corrected_a": float(by_group.loc[a, "r_corrected"]),
+                "r_corrected_b": float(by_group.loc[b, "r_corrected"]),
+                "difference": d, "se": se, "ci_low": d - crit * se, "ci_high": d + crit * se,
+                "statistic": z, "p_value": float(2 * stats.norm.sf(abs(z))),
+                "n_boot": int(np.isfinite(items).sum()),
+                "test": CORRECTED_COMPARISON_TEST})
+    return pd.DataFrame(rows, columns=CORRECTED_COMPARISON_COLUMNS)
+
+
+def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
+                                   group: str, score: str, rating: str = "rating",
+                                   item_keys: Sequence[str] = ("item",),
+                                   participant: str = "participant", n_splits: int = 200,
+                                   n_var_boot: int = 200, n_boot_splits: int = 20,
+                                   seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """Do two groups differ in alignment? Pairwise tests of equal corrected correlations.
+
+    For every pair of groups (a, b), d = r_corrected_a - r_corrected_b (the
+    corrected correlations of `group_reliability`, same settings and seed)
+    with the variance of `corrected_comparison_table`: items resampled
+    jointly for both groups, each group's people on their own. The null
+    hypothesis is equal alignment (equal correlation over the population of
+    items between the model score and the groups' true item means), not
+    equal raw r: groups of different sizes, or of noisier raters, have
+    different raw r at equal alignment, and the size-matched comparison
+    (`compare_size_matched`) tests equal attenuated r, which noisier raters
+    break (README, "Which alignment number to cite").
+
+    Returns CORRECTED_COMPARISON_COLUMNS, one row per pair in group order.
+    """
+    _check_common_args(n_var_boot, n_splits, confidence)
+    check_n_resamples(n_boot_splits, "n_boot_splits")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
+    if len(groups) < 2:
+        raise DataValidationError("a comparison needs at least two groups", source="trials",
+                                  column=group, expected="two or more groups",
+                                  found=f"{[g.group for g in groups]}")
+    _, _, table = alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=1, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
+    return table
 
 
 # --------------------------------------------------------------------------
