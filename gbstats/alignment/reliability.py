@@ -181,6 +181,10 @@ def weighted_item_means(weights: np.ndarray, sums: np.ndarray, counts: np.ndarra
     weights is (R, P), sums and counts (P, I). NaN where no weighted rater.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
+        if counts.min() == 1 and counts.max() == 1:
+            # complete design, one rating per cell: weights @ counts is each row's total
+            # weight, the same number (weights are counts) at half the matrix products
+            return (weights @ sums) / weights.sum(axis=1, keepdims=True)
         return (weights @ sums) / (weights @ counts)
 
 
@@ -362,8 +366,16 @@ def per_item_person_weights(counts: np.ndarray, n_rows: int,
     person who did not rate i always has weight 0 there.
     """
     n_people, n_items = counts.shape
-    weights = np.zeros((n_rows, n_people, n_items))
     rated = counts > 0
+    if rated.all():
+        # complete design: every item's raters are everyone, so all items draw at once
+        # (n draws with replacement among n people, counted: a multinomial, but drawn as
+        # integers and counted with one bincount, far faster than numpy's multinomial)
+        picks = rng.integers(0, n_people, size=(n_rows * n_items, n_people))
+        cell = np.arange(n_rows * n_items)[:, None] * n_people + picks
+        counts_drawn = np.bincount(cell.ravel(), minlength=n_rows * n_items * n_people)
+        return counts_drawn.reshape(n_rows, n_items, n_people).transpose(0, 2, 1).astype(float)
+    weights = np.zeros((n_rows, n_people, n_items))
     for item in range(n_items):
         raters = np.flatnonzero(rated[:, item])
         if raters.size:
