@@ -344,7 +344,7 @@ def _group_bootstrap(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
     return r_out, rel_out
 
 
-def _two_way_r(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
+def two_way_r(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
                rng: np.random.Generator) -> np.ndarray:
     """Raw r for every two-way replicate (rows of item_weights; people resampled per row)."""
     n_boot = item_weights.shape[0]
@@ -681,7 +681,7 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
             "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - undefined,
             "n_boot_undefined": undefined, "ci_method": CORRECTED_CI_METHOD,
             "below_calibrated_design": below_calibrated_design(n_items, g.n_participants)})
-        boot_r = _two_way_r(x, g, item_weights, rng)
+        boot_r = two_way_r(x, g, item_weights, rng)
         raw_low, raw_high, raw_valid = centred_percentile_interval(r, boot_r, confidence)
         t = r * np.sqrt((n_items - 2) / max(1e-300, 1 - r * r))
         raw_rows.append({
@@ -750,12 +750,35 @@ def corrected_comparison_table(rel_table: pd.DataFrame, parts: dict,
     return pd.DataFrame(rows, columns=CORRECTED_COMPARISON_COLUMNS)
 
 
+def group_alignment(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: str,
+                    score: str, rating: str = "rating", item_keys: Sequence[str] = ("item",),
+                    participant: str = "participant", n_splits: int = 200, n_boot: int = 1000,
+                    n_var_boot: int = 200, n_boot_splits: int = 20, seed: int = 0,
+                    confidence: float = 0.95
+                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`group_reliability`'s two tables and `compare_corrected_correlations`' table from
+    one set of replicates: (reliability, raw r, corrected comparisons).
+
+    The same numbers as the two functions with the same arguments and seed, at
+    the cost of one. With a single group the comparison table is empty.
+    """
+    _check_common_args(n_boot, n_splits, confidence)
+    check_n_resamples(n_boot_splits, "n_boot_splits")
+    check_n_resamples(n_var_boot, "n_var_boot")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
+    return alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
+
+
 def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
                                    group: str, score: str, rating: str = "rating",
                                    item_keys: Sequence[str] = ("item",),
                                    participant: str = "participant", n_splits: int = 200,
-                                   n_var_boot: int = 200, n_boot_splits: int = 20,
-                                   seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+                                   n_boot: int = 1000, n_var_boot: int = 200,
+                                   n_boot_splits: int = 20, seed: int = 0,
+                                   confidence: float = 0.95) -> pd.DataFrame:
     """Do two groups differ in alignment? Pairwise tests of equal corrected correlations.
 
     For every pair of groups (a, b), d = r_corrected_a - r_corrected_b (the
@@ -767,12 +790,14 @@ def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFra
     equal raw r: groups of different sizes, or of noisier raters, have
     different raw r at equal alignment, and the size-matched comparison
     (`compare_size_matched`) tests equal attenuated r, which noisier raters
-    break (README, "Which alignment number to cite").
+    break (README, "Which alignment number to cite"). `n_boot` only fixes the
+    random stream, so that the numbers equal `group_alignment`'s.
 
     Returns CORRECTED_COMPARISON_COLUMNS, one row per pair in group order.
     """
-    _check_common_args(n_var_boot, n_splits, confidence)
+    _check_common_args(n_boot, n_splits, confidence)
     check_n_resamples(n_boot_splits, "n_boot_splits")
+    check_n_resamples(n_var_boot, "n_var_boot")
     x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
                                   item_keys=item_keys, participant=participant)
     if len(groups) < 2:
@@ -780,7 +805,7 @@ def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFra
                                   column=group, expected="two or more groups",
                                   found=f"{[g.group for g in groups]}")
     _, _, table = alignment_tables_from_matrices(
-        x, groups, n_splits=n_splits, n_boot=1, n_var_boot=n_var_boot,
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
         n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
     return table
 
