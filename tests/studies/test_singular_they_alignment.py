@@ -8,6 +8,7 @@ model is needed; the checks are structural or follow from the design.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from studies.singular_they import alignment as AL
@@ -39,6 +40,30 @@ def test_reliability_table_rows_and_intervals(data):
     # group has the least reliable means
     by = stage.set_index("group")["reliability"]
     assert by["super-innovator"] < by["innovator"]
+
+
+def test_corrected_comparisons_and_design_note(data):
+    scored, human = data
+    rel, comp = AL.corrected_tables(scored, human, n_boot=100, seed=1)
+    pd.testing.assert_frame_equal(rel, AL.reliability_table(scored, human, n_boot=100, seed=1))
+    assert list(comp.columns) == AL.CORRECTED_COMPARISON_FIELDS
+    # 2 groupings x 2 item sets x 3 pairs of 3 groups
+    assert len(comp) == 12
+    by = rel.set_index(["grouping", "item_set", "group"])["r_corrected"]
+    for r in comp.itertuples():
+        assert r.r_corrected_a == by[(r.grouping, r.item_set, r.group_a)]
+        assert r.difference == pytest.approx(r.r_corrected_a - r.r_corrected_b)
+        assert r.ci_low <= r.difference <= r.ci_high
+        assert r.statistic == pytest.approx(r.difference / r.se)
+    table = AL.holm_families(comp, AL.corrected_comparison_family)
+    assert set(table["family"]) == {"corrected r difference, by stage",
+                                    "corrected r difference, by nb_group"}
+    # every group of the panel is at least 30 items x 6 people: no note; a smaller
+    # one is named
+    assert AL.below_design_note(rel) == ""
+    small = rel.assign(below_calibrated_design=[True] + [False] * (len(rel) - 1))
+    note = AL.below_design_note(small)
+    assert "30 items x 6 people" in note and str(rel.iloc[0]["group"]) in note
 
 
 def test_size_matched_table_and_holm_families(data):
