@@ -405,9 +405,10 @@ def _r_and_reliability_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: i
     for start in range(0, n_rows, chunk):
         stop = min(n_rows, start + chunk)
         w = per_item_person_weights(g.counts, stop - start, rng)
-        num, den = np.einsum("bpi,pi->bi", w, sums), np.einsum("bpi,pi->bi", w, g.counts)
-        num_a = np.einsum("bpi,sp,pi->bsi", w, halves, sums)
-        den_a = np.einsum("bpi,sp,pi->bsi", w, halves, g.counts)
+        # weighted sums over people, overall and per half: (S, P) @ (B, P, I) products
+        weighted_sums, weighted_counts = w * sums, w * g.counts
+        num, den = weighted_sums.sum(axis=1), weighted_counts.sum(axis=1)
+        num_a, den_a = np.matmul(halves, weighted_sums), np.matmul(halves, weighted_counts)
         with np.errstate(invalid="ignore", divide="ignore"):
             r_out[start:stop] = weighted_correlation(x, num / den, np.ones(n_items))
             half_a = (num_a / den_a).reshape(-1, n_items)
