@@ -64,27 +64,42 @@ What this module computes
                 across items of V_shared is gone; centring keeps a person's
                 overall level, which moves every item mean alike in a crossed
                 design and cannot change r, from posing as noise);
-      Var(r_c) = V_items + max(0, V_shared - V_indep),
-  and the interval is r_c -+ z * sqrt(Var) (r_c can exceed 1, so no Fisher
-  transform). Each part recomputes r and the reliability on every replicate.
+      Var(r_c) = V_items + max(0, V_shared - V_indep).
+  Each part recomputes r and the reliability on every replicate.
   In an incomplete design (different people rate different items) a
   person's level is noise in the item means that V_items already counts and
   centring removes from V_indep, so there the interval is conservative.
-  Simulated coverage (benchmarks/alignment_calibration.py): .95-.96 at 16
-  and 89 people, with and without random slopes.
-- Bias-corrected (BC) percentile intervals (Efron 1982, The Jackknife, the
-  Bootstrap and Other Resampling Plans, ch. 10; Efron & Tibshirani 1993, ch.
-  14.3). Resampling people with replacement makes the item means of a
-  replicate noisier than the original ones (duplicated people count twice),
-  so the replicates of a raw r are shrunk towards 0 and a plain percentile
-  interval can even exclude its own estimate (the bug this module fixes).
-  BC shifts the percentiles by z0 = Phi^-1(share of replicates below the
-  estimate), which recentres the interval on the estimate whenever that
-  share is between 2.5% and 97.5%; the intervals here always contain their
-  estimate, and `bc_interval` widens the offending side to the estimate in
-  the (reported) case where it does not. The acceleration of BCa is left
-  out: its jackknife has no single definition for a crossed design, and the
-  simulation shows BC covers.
+- The interval of r_c (issue 25). The symmetric normal interval r_c -+ z SE
+  covered .925 at 30 items x 8 people, its misses lopsided, because r_c's
+  sampling distribution is skewed in small designs and its SE moves with
+  the estimate. The same decomposition is now made for the pair (atanh r,
+  log rel), scales on which the sampling variance hardly depends on the
+  level (Fisher 1921 for r; the log for a ratio-like reliability), giving
+  the 2 x 2 covariance C_items + psd(C_shared - C_indep), with C_items scaled
+  by n/(n - 3) for n items (the bootstrap gives atanh r the variance 1/n,
+  Fisher's is 1/(n - 3)). The interval is then the set of rho not rejected
+  by the test atanh(r) - atanh(rho sqrt(rel)) = 0 (delta-method variance;
+  `corrected_r_interval`): asymmetric where it should be, and the Fisher-z
+  interval of r scaled by the ceiling when the reliability is exact. The
+  `se` column is the delta-method SE of r_c. Coverage from 30 items x 6
+  people to 335 x 89 and on data the model does not assume:
+  benchmarks/results/alignment_calibration.json, `scenarios`.
+- The raw r's interval recentres the two-way replicates on r on the Fisher-z
+  scale (`centred_percentile_interval`). Resampling people with
+  replacement makes the item means of a replicate noisier than the original
+  ones (duplicated people count twice), so the replicates of a raw r are
+  shrunk towards 0; a plain percentile interval can even exclude its own
+  estimate. The bias-corrected (BC) interval (Efron 1982; Efron &
+  Tibshirani 1993, 14.3), used before issue 25, shifts the percentiles by
+  z0 = Phi^-1(share of replicates below r), a correction for the median,
+  which overshot: the interval sat about .019 above r and covered .912
+  against its own target. `bc_interval` is kept for the size-matched test.
+- Comparing groups (`compare_corrected_correlations`): d = r_c,a - r_c,b,
+  Var(d) = Var_items(d) + the two groups' people parts, the items part from
+  replicates that resample the items jointly for both groups. It tests
+  equal alignment. The size-matched comparison tests equal raw r at the
+  smallest group's size: groups whose raters are noisier have a lower raw r
+  at equal alignment and any size, so it is not a test of alignment.
 
 Which number to cite: the corrected correlation estimates rho_g, the
 quantity a reader means by "alignment"; the raw r estimates rho_g sqrt(rel_g),
@@ -580,19 +595,23 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     - noise_ceiling = sqrt(reliability);
     - r: the raw Pearson r of the model score with the group's item means
       (over the items the group rated);
-    - r_corrected = r / noise_ceiling, with its standard error `se` and a
-      `confidence` normal interval from the variance components of the
-      module docstring (`corrected_r_variance`: `n_var_boot` replicates per
-      component, the reliability recomputed on each over `n_boot_splits`
-      splits that are the same in every replicate). Replicates where the
-      reliability is not positive have no corrected r; they are counted in
-      n_boot_undefined and left out.
+    - r_corrected = r / noise_ceiling, with the delta-method standard error
+      `se` and a `confidence` interval by test inversion on the Fisher-z and
+      log-reliability scales (`corrected_r_interval`; module docstring), from
+      the variance components of `variance_replicates`: `n_var_boot`
+      replicates per component, the reliability recomputed on each over
+      `n_boot_splits` splits that are the same in every replicate.
+      Replicates where the reliability is not positive have no corrected r;
+      they are counted in n_boot_undefined and left out;
+    - below_calibrated_design: fewer than MIN_CALIBRATED_ITEMS items or
+      MIN_CALIBRATED_PEOPLE people, smaller than any design whose coverage
+      the benchmark shows; say so where the number is reported.
 
     Returns (reliability table with RELIABILITY_COLUMNS, raw-r table with
-    RAW_R_COLUMNS): the second holds the raw r with a BC interval from
-    `n_boot` two-way replicates (items shared by the groups, people within
-    each group), which contains its estimate, and the usual t-test p-value
-    with items as the units.
+    RAW_R_COLUMNS): the second holds the raw r with an interval from `n_boot`
+    two-way replicates (items shared by the groups, people within each
+    group) recentred on r (`centred_percentile_interval`), and the usual
+    t-test p-value with items as the units.
     """
     _check_common_args(n_boot, n_splits, confidence)
     check_n_resamples(n_boot_splits, "n_boot_splits")
@@ -904,7 +923,15 @@ def compare_size_matched(item_scores: pd.DataFrame, trials: pd.DataFrame, *, gro
                          participant: str = "participant", n_subsamples: int = 200,
                          n_boot: int = 1000, n_boot_subsamples: int = 5, seed: int = 0,
                          confidence: float = 0.95) -> pd.DataFrame:
-    """Compare groups' correlations with the model on the same footing: equal group sizes.
+    """Compare groups' raw correlations with the model at equal group sizes.
+
+    Not a test of equal alignment (issue 25): it tests equal raw r among
+    groups cut to the same size, and a group of noisier raters has a lower
+    raw r at equal alignment and equal size (6 people with noise SD 1.5
+    against 60 with SD 3: see `fpr_size_matched` in
+    benchmarks/results/alignment_calibration.json). To test equal alignment
+    use `compare_corrected_correlations`. Kept for comparison with earlier
+    reports.
 
     Every group is subsampled (without replacement) to the size of the
     smallest group, `n_subsamples` times; a group's size-matched r is the mean

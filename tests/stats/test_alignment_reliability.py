@@ -17,7 +17,8 @@ from gbstats.alignment.reliability import (GroupRatings, bc_interval, bc_test_p_
                                            corrected_r_interval,
                                            group_reliability, random_halves,
                                            reliability_from_matrices, reliability_rows,
-                                           size_matched_r, spearman_brown,
+                                           size_matched_from_matrices, size_matched_r,
+                                           spearman_brown,
                                            weighted_correlation, weighted_item_means)
 from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 from gbstats.errors import DataValidationError
@@ -300,6 +301,25 @@ def test_variance_parts_separate_shared_people_from_noise():
 
 # ---------------------------------------------------------------- size matching
 
+def test_compare_corrected_correlations_table(panel):
+    scores, trials = panel
+    from gbstats.alignment.reliability import group_alignment
+
+    kwargs = dict(group="team", score="score", n_boot=50, n_var_boot=60, n_splits=20,
+                  n_boot_splits=6, seed=3)
+    out = compare_corrected_correlations(scores, trials, **kwargs)
+    rel, _, same = group_alignment(scores, trials, **kwargs)
+    pd.testing.assert_frame_equal(out, same)
+    row, by = out.iloc[0], rel.set_index("group")["r_corrected"]
+    assert (row["group_a"], row["group_b"]) == ("large", "small")
+    assert row["difference"] == pytest.approx(by["large"] - by["small"])
+    assert row["statistic"] == pytest.approx(row["difference"] / row["se"])
+    assert row["p_value"] == pytest.approx(2 * stats.norm.sf(abs(row["statistic"])))
+    assert row["ci_high"] - row["difference"] == pytest.approx(stats.norm.ppf(0.975) * row["se"])
+    with pytest.raises(DataValidationError, match="at least two groups"):
+        compare_corrected_correlations(scores, trials[trials["team"] == "small"], **kwargs)
+
+
 def test_size_matched_smallest_group_keeps_its_raw_r(panel):
     scores, trials = panel
     out = compare_size_matched(scores, trials, group="team", score="score", n_subsamples=30,
@@ -446,3 +466,33 @@ def test_raw_r_interval_is_centred_on_r_and_covers_its_target():
     # centred: its midpoint on the z scale is r's up to the replicates' skew
     assert abs(np.mean(offsets)) < 0.005
     assert np.mean(offsets_bc) > 0.01  # what the issue found
+
+
+@pytest.mark.slow
+def test_corrected_comparison_holds_its_size_where_size_matching_does_not():
+    # Issue 25's unequal-noise null: two groups with the SAME alignment (rho =
+    # .3), 6 people with noise SD 1.5 against 60 with noise SD 3. Cut to 6
+    # people, the second group's item means have reliability 1 / (1 + 9 / 6) =
+    # .4 against the first's 1 / (1 + 2.25 / 6) = .73 (sd_item 1), so their raw
+    # r differ (.19 vs .26) at equal alignment: the size-matched test tests that,
+    # not alignment. The corrected comparison must hold its size: 200 panels,
+    # Binomial(200, .05) exceeds 18 (9%) with probability .004.
+    from gbstats.alignment.reliability import alignment_tables_from_matrices
+
+    rejected, rejected_matched = 0, 0
+    for seed in range(200):
+        rng = np.random.default_rng([27, seed])
+        x, groups = simulate_alignment_panel({"a": 6, "b": 60}, 0.3, n_items=200,
+                                             sd_noise={"a": 1.5, "b": 3.0}, seed=rng)
+        _, _, comparison = alignment_tables_from_matrices(
+            x, groups, n_splits=20, n_boot=1, n_var_boot=60, n_boot_splits=6, rng=rng)
+        rejected += comparison.iloc[0]["p_value"] < 0.05
+        if seed < 60:
+            matched = size_matched_from_matrices(x, groups, n_subsamples=20, n_boot=100,
+                                                 n_boot_subsamples=3, rng=rng)
+            rejected_matched += matched.iloc[0]["p_value"] < 0.05
+    assert rejected <= 18, f"corrected comparison: {rejected}/200 rejections under the null"
+    # The size-matched test, on the first 60 of these panels, rejects well above 5%
+    # (11/60 when written): for a test of size .05, 9 or more of 60 has probability
+    # .007. That is why it left the README's "cite this" list.
+    assert rejected_matched >= 9, f"size-matched: {rejected_matched}/60"
