@@ -8,7 +8,8 @@ processes, each `nice -n 10` with OPENBLAS_NUM_THREADS=1):
         --out benchmarks/results/alignment_calibration.A.json     (likewise B, D)
     python benchmarks/alignment_calibration.py --only scenario_mixed_models \
         --out benchmarks/results/alignment_calibration.C.json
-    python benchmarks/alignment_calibration.py --merge-from benchmarks/results/alignment_calibration.{A,B,C,D}
+    python benchmarks/alignment_calibration.py \
+        --merge-from benchmarks/results/alignment_calibration.{A,B,C,D}
 
 writes benchmarks/results/alignment_calibration.json. Panels come from
 gbstats.alignment.simulation (the generating model is documented there); the

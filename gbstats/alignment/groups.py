@@ -567,7 +567,8 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
                 ys = stats.rankdata(np.where(np.isnan(boot_means), np.inf, boot_means), axis=1)
                 ys[np.isnan(boot_means)] = np.nan
             boot_r = weighted_correlation(xs, ys, item_draws[:, rated])
-            interval = centred_percentile_interval if ci_method == "two_way_centred" else bc_interval
+            interval = (centred_percentile_interval if ci_method == "two_way_centred"
+                        else bc_interval)
             low, high, n_valid = interval(float(test[0]), boot_r, confidence)
             low, high, n_valid = np.array([low]), np.array([high]), np.array([n_valid])
         records.append({
