@@ -270,6 +270,9 @@ SCENARIOS = {
     # 6 people with noise SD 1.5 against 60 with noise SD 3: equal alignment, but the
     # subsample of 6 noisier raters has a lower reliability, hence a lower raw r
     "unequal_noise_6_vs_60": dict(sizes={"a": 6, "b": 60}, sd_noise={"a": 1.5, "b": 3.0}),
+    # a Latin-square-like design as in the singular-they panel: each person rates 16% of
+    # the items, so the 16-person group has about 2.6 raters per item (below 30 x 6)
+    "sparse_16pct_of_items": dict(sizes={"a": 16, "b": 89}, rated_share=(0.16, 0.16)),
 }
 # the alignment mixed model is fitted only where a fit is cheap enough for many panels
 MIXED_MODEL_SCENARIOS = ("items30_people8", "unequal_noise_6_vs_60")

@@ -129,7 +129,8 @@ CORRECTED_COMPARISON_COLUMNS = ["group_a", "group_b", "r_corrected_a", "r_correc
 CORRECTED_COMPARISON_TEST = ("z test of equal corrected correlations, variance components "
                              "(items resampled jointly, people per group), two-sided")
 # The smallest design whose coverage benchmarks/alignment_calibration.py shows (30 items x 6
-# people); a table says when a group is smaller (below_calibrated_design).
+# people, every person rating every item); a table says when a group is smaller, in items
+# or in raters per item (below_calibrated_design).
 MIN_CALIBRATED_ITEMS = 30
 MIN_CALIBRATED_PEOPLE = 6
 RAW_R_COLUMNS = ["group", "r", "ci_low", "ci_high", "p_value", "n_items", "n_participants",
@@ -604,8 +605,9 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
       Replicates where the reliability is not positive have no corrected r;
       they are counted in n_boot_undefined and left out;
     - below_calibrated_design: fewer than MIN_CALIBRATED_ITEMS items or
-      MIN_CALIBRATED_PEOPLE people, smaller than any design whose coverage
-      the benchmark shows; say so where the number is reported.
+      fewer than MIN_CALIBRATED_PEOPLE raters per item on average, smaller
+      than any design whose coverage the benchmark shows; say so where the
+      number is reported.
 
     Returns (reliability table with RELIABILITY_COLUMNS, raw-r table with
     RAW_R_COLUMNS): the second holds the raw r with an interval from `n_boot`
@@ -700,7 +702,8 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
             "n_items": n_items, "n_participants": g.n_participants,
             "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - undefined,
             "n_boot_undefined": undefined, "ci_method": CORRECTED_CI_METHOD,
-            "below_calibrated_design": below_calibrated_design(n_items, g.n_participants)})
+            "below_calibrated_design": below_calibrated_design(
+                n_items, float((g.counts[:, rated] > 0).sum(axis=0).mean()))})
         boot_r = two_way_r(x, g, item_weights, rng)
         raw_low, raw_high, raw_valid = centred_percentile_interval(r, boot_r, confidence)
         t = r * np.sqrt((n_items - 2) / max(1e-300, 1 - r * r))
@@ -716,10 +719,12 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
     return rel_table, raw_table, comparison
 
 
-def below_calibrated_design(n_items: int, n_participants: int) -> bool:
-    """True for a group smaller than the smallest design whose coverage the benchmark shows
-    (MIN_CALIBRATED_ITEMS items x MIN_CALIBRATED_PEOPLE people)."""
-    return n_items < MIN_CALIBRATED_ITEMS or n_participants < MIN_CALIBRATED_PEOPLE
+def below_calibrated_design(n_items: int, raters_per_item: float) -> bool:
+    """True for a group smaller than the smallest design whose coverage the benchmark shows:
+    MIN_CALIBRATED_ITEMS items, each rated by MIN_CALIBRATED_PEOPLE people (30 x 6, complete).
+    Raters per item, not people, is what sets the noise of an item mean: in a Latin square
+    16 people may give each item 4 raters."""
+    return n_items < MIN_CALIBRATED_ITEMS or raters_per_item < MIN_CALIBRATED_PEOPLE
 
 
 # --------------------------------------------------------------------------

@@ -98,11 +98,12 @@ def below_design_note(table: pd.DataFrame) -> str:
     small = table[table["below_calibrated_design"].astype(bool)]
     if small.empty:
         return ""
-    which = ", ".join(sorted({f"{r.group} ({r.item_set}: {r.n_items} items, "
-                              f"{r.n_participants} people)" for r in small.itertuples()}))
+    which = ", ".join(sorted({f"{r.group} ({r.grouping}, {r.item_set})"
+                              for r in small.itertuples()}))
     return (f" Below the smallest design whose coverage the calibration benchmark shows "
-            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} people), so its interval "
-            f"is not calibrated: {which}.")
+            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} people, or fewer than "
+            f"{MIN_CALIBRATED_PEOPLE} raters per item), so the interval is not calibrated "
+            f"for: {which}.")
 
 
 def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
