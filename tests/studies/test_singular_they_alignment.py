@@ -58,12 +58,14 @@ def test_corrected_comparisons_and_design_note(data):
     table = AL.holm_families(comp, AL.corrected_comparison_family)
     assert set(table["family"]) == {"corrected r difference, by stage",
                                     "corrected r difference, by nb_group"}
-    # every group of the panel is at least 30 items x 6 people: no note; a smaller
-    # one is named
-    assert AL.below_design_note(rel) == ""
-    small = rel.assign(below_calibrated_design=[True] + [False] * (len(rel) - 1))
-    note = AL.below_design_note(small)
-    assert "30 items x 6 people" in note and str(rel.iloc[0]["group"]) in note
+    # The panel's Latin square gives the 16 super-innovators about 2.6 raters per item
+    # (16 people x 55 of 335 items), below the benchmark's smallest design (6 raters per
+    # item): the note names them, and only them (the other groups have 6.6 or more).
+    flagged = rel[rel["below_calibrated_design"]]
+    assert set(flagged["group"]) == {"super-innovator"}
+    note = AL.below_design_note(rel)
+    assert "30 items x 6 people" in note and "super-innovator (stage, all items)" in note
+    assert AL.below_design_note(rel[~rel["below_calibrated_design"]]) == ""
 
 
 def test_size_matched_table_and_holm_families(data):
