@@ -128,11 +128,14 @@ CORRECTED_COMPARISON_COLUMNS = ["group_a", "group_b", "r_corrected_a", "r_correc
                                 "p_value", "n_boot", "test"]
 CORRECTED_COMPARISON_TEST = ("z test of equal corrected correlations, variance components "
                              "(items resampled jointly, people per group), two-sided")
-# The smallest design whose coverage benchmarks/alignment_calibration.py shows (30 items x 6
-# people, every person rating every item); a table says when a group is smaller, in items
-# or in raters per item (below_calibrated_design).
+# The smallest designs whose coverage benchmarks/alignment_calibration.py shows: 30 items
+# rated by 6 people each (every person rating every item), and 335 items with about 2.6
+# raters per item (each person rating 16% of them). A table says when a group is outside
+# both (below_calibrated_design).
 MIN_CALIBRATED_ITEMS = 30
 MIN_CALIBRATED_PEOPLE = 6
+SPARSE_CALIBRATED_ITEMS = 335
+SPARSE_CALIBRATED_RATERS = 2.5
 RAW_R_COLUMNS = ["group", "r", "ci_low", "ci_high", "p_value", "n_items", "n_participants",
                  "n_boot", "ci_method"]
 SIZE_MATCHED_COLUMNS = ["group_a", "group_b", "matched_size", "r_a", "r_b", "difference",
@@ -604,10 +607,9 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
       `n_boot_splits` splits that are the same in every replicate.
       Replicates where the reliability is not positive have no corrected r;
       they are counted in n_boot_undefined and left out;
-    - below_calibrated_design: fewer than MIN_CALIBRATED_ITEMS items or
-      fewer than MIN_CALIBRATED_PEOPLE raters per item on average, smaller
-      than any design whose coverage the benchmark shows; say so where the
-      number is reported.
+    - below_calibrated_design: smaller, in items or in raters per item,
+      than every design whose coverage the benchmark shows
+      (`below_calibrated_design`); say so where the number is reported.
 
     Returns (reliability table with RELIABILITY_COLUMNS, raw-r table with
     RAW_R_COLUMNS): the second holds the raw r with an interval from `n_boot`
@@ -720,10 +722,13 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
 
 
 def below_calibrated_design(n_items: int, raters_per_item: float) -> bool:
-    """True for a group smaller than the smallest design whose coverage the benchmark shows:
-    MIN_CALIBRATED_ITEMS items, each rated by MIN_CALIBRATED_PEOPLE people (30 x 6, complete).
-    Raters per item, not people, is what sets the noise of an item mean: in a Latin square
-    16 people may give each item 4 raters."""
+    """True for a group smaller than the designs whose coverage the benchmark shows: at
+    least MIN_CALIBRATED_ITEMS items with MIN_CALIBRATED_PEOPLE raters per item, or at
+    least SPARSE_CALIBRATED_ITEMS items with SPARSE_CALIBRATED_RATERS raters per item.
+    Raters per item, not people, sets the noise of an item mean: in a Latin square 16
+    people may give each item 2 or 3 raters."""
+    if n_items >= SPARSE_CALIBRATED_ITEMS and raters_per_item >= SPARSE_CALIBRATED_RATERS:
+        return False
     return n_items < MIN_CALIBRATED_ITEMS or raters_per_item < MIN_CALIBRATED_PEOPLE
 
 

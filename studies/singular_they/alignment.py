@@ -93,17 +93,19 @@ def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
 
 def below_design_note(table: pd.DataFrame) -> str:
     """The reliability table's note on groups smaller than the benchmark's smallest design."""
-    from gbstats.alignment.reliability import MIN_CALIBRATED_ITEMS, MIN_CALIBRATED_PEOPLE
+    from gbstats.alignment.reliability import (MIN_CALIBRATED_ITEMS, MIN_CALIBRATED_PEOPLE,
+                                               SPARSE_CALIBRATED_ITEMS,
+                                               SPARSE_CALIBRATED_RATERS)
 
     small = table[table["below_calibrated_design"].astype(bool)]
     if small.empty:
         return ""
     which = ", ".join(sorted({f"{r.group} ({r.grouping}, {r.item_set})"
                               for r in small.itertuples()}))
-    return (f" Below the smallest design whose coverage the calibration benchmark shows "
-            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} people, or fewer than "
-            f"{MIN_CALIBRATED_PEOPLE} raters per item), so the interval is not calibrated "
-            f"for: {which}.")
+    return (f" Smaller than the designs whose coverage the calibration benchmark shows "
+            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} raters per item, or "
+            f"{SPARSE_CALIBRATED_ITEMS} items x {SPARSE_CALIBRATED_RATERS:g} raters per item), "
+            f"so the interval is not calibrated for: {which}.")
 
 
 def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,

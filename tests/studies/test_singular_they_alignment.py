@@ -58,13 +58,20 @@ def test_corrected_comparisons_and_design_note(data):
     table = AL.holm_families(comp, AL.corrected_comparison_family)
     assert set(table["family"]) == {"corrected r difference, by stage",
                                     "corrected r difference, by nb_group"}
-    # The panel's Latin square gives the 16 super-innovators about 2.6 raters per item
-    # (16 people x 55 of 335 items), below the benchmark's smallest design (6 raters per
-    # item): the note names them, and only them (the other groups have 6.6 or more).
-    flagged = rel[rel["below_calibrated_design"]]
-    assert set(flagged["group"]) == {"super-innovator"}
+    # The panel's Latin square gives each person 55 of the 335 items: the 16
+    # super-innovators have 2.6 raters per item on all items (inside the benchmark's
+    # sparse design, 335 items x 2.5) but 2.0 on the 320 items without the inanimate
+    # controls, where the other groups have 5.0-11.1 (below 6 with fewer than 335 items:
+    # non-innovators 5.4, low 5.0, high 5.5). The note names exactly those rows.
+    flagged = {(r.grouping, r.item_set, r.group)
+               for r in rel[rel["below_calibrated_design"]].itertuples()}
+    without = "without inanimate controls"
+    assert flagged == {("stage", without, "super-innovator"),
+                       ("stage", without, "non-innovator"),
+                       ("nb_group", without, "low"), ("nb_group", without, "high")}
     note = AL.below_design_note(rel)
-    assert "30 items x 6 people" in note and "super-innovator (stage, all items)" in note
+    assert "30 items x 6 raters per item" in note
+    assert f"super-innovator (stage, {without})" in note
     assert AL.below_design_note(rel[~rel["below_calibrated_design"]]) == ""
 
 
