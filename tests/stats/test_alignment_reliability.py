@@ -428,8 +428,8 @@ def test_corrected_interval_covers_at_30_items_and_8_people():
     assert 748 <= covered <= 776, message
     # Neither side misses more than 4% (the replaced interval missed 5.2% above in
     # issue 25's probe): Binomial(800, .025) exceeds 32 with probability .003.
-    # This run misses more below (24) than above (8): r_c, a ratio of noisy
-    # estimates, is biased upwards at this size (README, "Which alignment number").
+    # This run misses more below (24) than above (8), as the benchmark's 30 x 8
+    # scenario does (README, "Which alignment number to cite", Limits).
     assert above <= 32 and below <= 32, message
 
 
