@@ -99,7 +99,7 @@ What this module computes
   replicates that resample the items jointly for both groups. It tests
   equal alignment. The size-matched comparison tests equal raw r at the
   smallest group's size: groups whose raters are noisier have a lower raw r
-  at equal alignment and any size, so it is not a test of alignment.
+  at equal alignment, whatever the size, so it is not a test of alignment.
 
 Which number to cite: the corrected correlation estimates rho_g, the
 quantity a reader means by "alignment"; the raw r estimates rho_g sqrt(rel_g),
