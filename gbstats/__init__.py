@@ -50,6 +50,8 @@ _EXPORTS = {
     "group_loglik_wide": "gbstats.alignment.groups",
     "group_reliability": "gbstats.alignment.reliability",
     "compare_size_matched": "gbstats.alignment.reliability",
+    "compare_corrected_correlations": "gbstats.alignment.reliability",
+    "group_alignment": "gbstats.alignment.reliability",
     "fit_alignment_lmm": "gbstats.alignment.mixed_model",
     "correct_within_families": "gbstats.inference.hypothesis_tests",
     # metrics

@@ -64,27 +64,42 @@ What this module computes
                 across items of V_shared is gone; centring keeps a person's
                 overall level, which moves every item mean alike in a crossed
                 design and cannot change r, from posing as noise);
-      Var(r_c) = V_items + max(0, V_shared - V_indep),
-  and the interval is r_c -+ z * sqrt(Var) (r_c can exceed 1, so no Fisher
-  transform). Each part recomputes r and the reliability on every replicate.
+      Var(r_c) = V_items + max(0, V_shared - V_indep).
+  Each part recomputes r and the reliability on every replicate.
   In an incomplete design (different people rate different items) a
   person's level is noise in the item means that V_items already counts and
   centring removes from V_indep, so there the interval is conservative.
-  Simulated coverage (benchmarks/alignment_calibration.py): .95-.96 at 16
-  and 89 people, with and without random slopes.
-- Bias-corrected (BC) percentile intervals (Efron 1982, The Jackknife, the
-  Bootstrap and Other Resampling Plans, ch. 10; Efron & Tibshirani 1993, ch.
-  14.3). Resampling people with replacement makes the item means of a
-  replicate noisier than the original ones (duplicated people count twice),
-  so the replicates of a raw r are shrunk towards 0 and a plain percentile
-  interval can even exclude its own estimate (the bug this module fixes).
-  BC shifts the percentiles by z0 = Phi^-1(share of replicates below the
-  estimate), which recentres the interval on the estimate whenever that
-  share is between 2.5% and 97.5%; the intervals here always contain their
-  estimate, and `bc_interval` widens the offending side to the estimate in
-  the (reported) case where it does not. The acceleration of BCa is left
-  out: its jackknife has no single definition for a crossed design, and the
-  simulation shows BC covers.
+- The interval of r_c (issue 25). The symmetric normal interval r_c -+ z SE
+  covered .925 at 30 items x 8 people, its misses lopsided, because r_c's
+  sampling distribution is skewed in small designs and its SE moves with
+  the estimate. The same decomposition is now made for the pair (atanh r,
+  log rel), scales on which the sampling variance hardly depends on the
+  level (Fisher 1921 for r; the log for a ratio-like reliability), giving
+  the 2 x 2 covariance C_items + psd(C_shared - C_indep), with C_items scaled
+  by n/(n - 3) for n items (the bootstrap gives atanh r the variance 1/n,
+  Fisher's is 1/(n - 3)). The interval is then the set of rho not rejected
+  by the test atanh(r) - atanh(rho sqrt(rel)) = 0 (delta-method variance;
+  `corrected_r_interval`): asymmetric where it should be, and the Fisher-z
+  interval of r scaled by the ceiling when the reliability is exact. The
+  `se` column is the delta-method SE of r_c. Coverage from 30 items x 6
+  people to 335 x 89 and on data the model does not assume:
+  benchmarks/results/alignment_calibration.json, `scenarios`.
+- The raw r's interval recentres the two-way replicates on r on the Fisher-z
+  scale (`centred_percentile_interval`). Resampling people with
+  replacement makes the item means of a replicate noisier than the original
+  ones (duplicated people count twice), so the replicates of a raw r are
+  shrunk towards 0; a plain percentile interval can even exclude its own
+  estimate. The bias-corrected (BC) interval (Efron 1982; Efron &
+  Tibshirani 1993, 14.3), used before issue 25, shifts the percentiles by
+  z0 = Phi^-1(share of replicates below r), a correction for the median,
+  which overshot: the interval sat about .019 above r and covered .912
+  against its own target. `bc_interval` is kept for the size-matched test.
+- Comparing groups (`compare_corrected_correlations`): d = r_c,a - r_c,b,
+  Var(d) = Var_items(d) + the two groups' people parts, the items part from
+  replicates that resample the items jointly for both groups. It tests
+  equal alignment. The size-matched comparison tests equal raw r at the
+  smallest group's size: groups whose raters are noisier have a lower raw r
+  at equal alignment, whatever the size, so it is not a test of alignment.
 
 Which number to cite: the corrected correlation estimates rho_g, the
 quantity a reader means by "alignment"; the raw r estimates rho_g sqrt(rel_g),
@@ -105,9 +120,22 @@ from gbstats.errors import DataValidationError, UnknownNameError
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
                        "ci_low", "ci_high", "n_items", "n_participants", "n_splits", "n_boot",
-                       "n_boot_undefined", "ci_method"]
-CORRECTED_CI_METHOD = ("normal, variance components: items + (people shared across items - "
-                       "people per item)")
+                       "n_boot_undefined", "ci_method", "below_calibrated_design"]
+CORRECTED_CI_METHOD = ("test inversion on Fisher z of r and log reliability, variance "
+                       "components: items + (people shared across items - people per item)")
+CORRECTED_COMPARISON_COLUMNS = ["group_a", "group_b", "r_corrected_a", "r_corrected_b",
+                                "difference", "se", "ci_low", "ci_high", "statistic",
+                                "p_value", "n_boot", "test"]
+CORRECTED_COMPARISON_TEST = ("z test of equal corrected correlations, variance components "
+                             "(items resampled jointly, people per group), two-sided")
+# The smallest designs whose coverage benchmarks/alignment_calibration.py shows: 30 items
+# rated by 6 people each (every person rating every item), and 335 items with about 2.6
+# raters per item (each person rating 16% of them). A table says when a group is outside
+# both (below_calibrated_design).
+MIN_CALIBRATED_ITEMS = 30
+MIN_CALIBRATED_PEOPLE = 6
+SPARSE_CALIBRATED_ITEMS = 335
+SPARSE_CALIBRATED_RATERS = 2.5
 RAW_R_COLUMNS = ["group", "r", "ci_low", "ci_high", "p_value", "n_items", "n_participants",
                  "n_boot", "ci_method"]
 SIZE_MATCHED_COLUMNS = ["group_a", "group_b", "matched_size", "r_a", "r_b", "difference",
@@ -172,6 +200,10 @@ def weighted_item_means(weights: np.ndarray, sums: np.ndarray, counts: np.ndarra
     weights is (R, P), sums and counts (P, I). NaN where no weighted rater.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
+        if counts.min() == 1 and counts.max() == 1:
+            # complete design, one rating per cell: weights @ counts is each row's total
+            # weight, the same number (weights are counts) at half the matrix products
+            return (weights @ sums) / weights.sum(axis=1, keepdims=True)
         return (weights @ sums) / (weights @ counts)
 
 
@@ -331,7 +363,7 @@ def _group_bootstrap(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
     return r_out, rel_out
 
 
-def _two_way_r(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
+def two_way_r(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray,
                rng: np.random.Generator) -> np.ndarray:
     """Raw r for every two-way replicate (rows of item_weights; people resampled per row)."""
     n_boot = item_weights.shape[0]
@@ -353,8 +385,16 @@ def per_item_person_weights(counts: np.ndarray, n_rows: int,
     person who did not rate i always has weight 0 there.
     """
     n_people, n_items = counts.shape
-    weights = np.zeros((n_rows, n_people, n_items))
     rated = counts > 0
+    if rated.all():
+        # complete design: every item's raters are everyone, so all items draw at once
+        # (n draws with replacement among n people, counted: a multinomial, but drawn as
+        # integers and counted with one bincount, far faster than numpy's multinomial)
+        picks = rng.integers(0, n_people, size=(n_rows * n_items, n_people))
+        cell = np.arange(n_rows * n_items)[:, None] * n_people + picks
+        counts_drawn = np.bincount(cell.ravel(), minlength=n_rows * n_items * n_people)
+        return counts_drawn.reshape(n_rows, n_items, n_people).transpose(0, 2, 1).astype(float)
+    weights = np.zeros((n_rows, n_people, n_items))
     for item in range(n_items):
         raters = np.flatnonzero(rated[:, item])
         if raters.size:
@@ -370,52 +410,147 @@ def person_centred_sums(g: GroupRatings) -> np.ndarray:
     return g.sums - g.counts * np.nan_to_num(level)[:, None]
 
 
-def _corrected_r_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
-                                 halves: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """r_c for replicates that draw each item's raters independently (V_indep's replicates),
-    on person-centred ratings; r and the split-half reliability recomputed per row."""
+def _r_and_reliability_per_item_people(x: np.ndarray, g: GroupRatings, n_rows: int,
+                                       halves: np.ndarray, rng: np.random.Generator
+                                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(r, reliability) for replicates that draw each item's raters independently (V_indep's
+    replicates), on person-centred ratings; the split-half reliability recomputed per row."""
     sums = person_centred_sums(g)
     n_people, n_items = g.counts.shape
-    out = np.empty(n_rows)
+    r_out, rel_out = np.empty(n_rows), np.empty(n_rows)
     # Rows per chunk bound the (rows, splits, items) and (rows, people, items) arrays. The
     # chunking fixes the random stream, so changing it changes every recorded interval.
     chunk = max(1, ROW_CHUNK * 100 // (halves.shape[0] * max(n_items, n_people)))
     for start in range(0, n_rows, chunk):
         stop = min(n_rows, start + chunk)
         w = per_item_person_weights(g.counts, stop - start, rng)
-        num, den = np.einsum("bpi,pi->bi", w, sums), np.einsum("bpi,pi->bi", w, g.counts)
-        num_a = np.einsum("bpi,sp,pi->bsi", w, halves, sums)
-        den_a = np.einsum("bpi,sp,pi->bsi", w, halves, g.counts)
+        # weighted sums over people, overall and per half: (S, P) @ (B, P, I) products
+        weighted_sums, weighted_counts = w * sums, w * g.counts
+        num, den = weighted_sums.sum(axis=1), weighted_counts.sum(axis=1)
+        num_a, den_a = np.matmul(halves, weighted_sums), np.matmul(halves, weighted_counts)
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = weighted_correlation(x, num / den, np.ones(n_items))
+            r_out[start:stop] = weighted_correlation(x, num / den, np.ones(n_items))
             half_a = (num_a / den_a).reshape(-1, n_items)
             half_b = ((num[:, None, :] - num_a) / (den[:, None, :] - den_a)).reshape(-1, n_items)
         r_half = weighted_correlation(half_a, half_b, np.ones(n_items))
-        out[start:stop] = corrected_correlation(r, _mean_over_splits(
-            spearman_brown(r_half).reshape(stop - start, -1)))
-    return out
+        rel_out[start:stop] = _mean_over_splits(spearman_brown(r_half).reshape(stop - start, -1))
+    return r_out, rel_out
+
+
+VARIANCE_PARTS = ("items", "shared", "indep")
+
+
+def variance_replicates(x: np.ndarray, g: GroupRatings, *, item_weights: np.ndarray,
+                        halves: np.ndarray, rng: np.random.Generator) -> dict:
+    """{part: (r, reliability)} replicates of the three variance parts (module docstring).
+
+    `item_weights` (B, I) drive the items part (people fixed); passing the same
+    weights for several groups makes their items parts a joint resample, which
+    a comparison between groups needs (they rated the same items). The people
+    parts draw B replicates each.
+    """
+    n_boot = item_weights.shape[0]
+    return {
+        "items": _group_bootstrap(x, g, item_weights, halves, rng, resample_people=False),
+        "shared": _group_bootstrap(x, g, np.ones((n_boot, x.size)), halves, rng),
+        "indep": _r_and_reliability_per_item_people(x, g, n_boot, halves, rng),
+    }
+
+
+def _psd_part(matrix: np.ndarray) -> np.ndarray:
+    """The positive semi-definite part of a symmetric matrix (negative eigenvalues set to 0):
+    the matrix form of max(0, V_shared - V_indep)."""
+    values, vectors = np.linalg.eigh(matrix)
+    return (vectors * np.clip(values, 0, None)) @ vectors.T
+
+
+def transformed_covariance(parts: dict, n_items: int | None = None) -> tuple[np.ndarray, int]:
+    """Covariance of (atanh r, log reliability): k C_items + psd(C_shared - C_indep).
+
+    k = n_items / (n_items - 3) (1 without n_items): the item bootstrap
+    reproduces the large-sample variance 1/n of atanh r, where Fisher's is
+    1/(n - 3); at 30 items that is 10% of the variance, and without it the
+    interval covered .93 at 30 items x 8 people (issue 25). Replicates whose
+    reliability is not positive have no log and are left out (returned as
+    the count of undefined replicates).
+    """
+    covs, undefined = {}, 0
+    for name in VARIANCE_PARTS:
+        r, rel = parts[name]
+        ok = np.isfinite(r) & np.isfinite(rel) & (rel > 0) & (np.abs(r) < 1)
+        undefined += int((~ok).sum())
+        pair = np.vstack([np.arctanh(r[ok]), np.log(rel[ok])])
+        covs[name] = np.cov(pair) if ok.sum() > 2 else np.full((2, 2), np.nan)
+    k = n_items / (n_items - 3) if n_items is not None and n_items > 3 else 1.0
+    return k * covs["items"] + _psd_part(covs["shared"] - covs["indep"]), undefined
 
 
 def corrected_r_variance(x: np.ndarray, g: GroupRatings, *, n_boot: int, halves: np.ndarray,
                          rng: np.random.Generator) -> dict:
-    """Var(r_c) = V_items + max(0, V_shared - V_indep) (module docstring), with its parts.
+    """Var(r_c) = V_items + max(0, V_shared - V_indep) on the r_c scale, with its parts, and
+    the same decomposition of (atanh r, log reliability) as the 2 x 2 matrix "cov".
 
     Each part from `n_boot` replicates; replicates with an undefined r_c (a
     reliability that is not positive) are left out and counted in "undefined".
     """
-    parts = {
-        "items": _group_bootstrap(x, g, multinomial_weights(x.size, n_boot, rng), halves, rng,
-                                  resample_people=False),
-        "shared": _group_bootstrap(x, g, np.ones((n_boot, x.size)), halves, rng),
-    }
-    draws = {k: corrected_correlation(*v) for k, v in parts.items()}
-    draws["indep"] = _corrected_r_per_item_people(x, g, n_boot, halves, rng)
-    out = {"undefined": int(sum((~np.isfinite(d)).sum() for d in draws.values()))}
-    for name, d in draws.items():
+    parts = variance_replicates(x, g, item_weights=multinomial_weights(x.size, n_boot, rng),
+                                halves=halves, rng=rng)
+    out = {"undefined": 0}
+    for name, (r, rel) in parts.items():
+        d = corrected_correlation(r, rel)
+        out["undefined"] += int((~np.isfinite(d)).sum())
         d = d[np.isfinite(d)]
         out[name] = float(np.var(d, ddof=1)) if d.size > 1 else np.nan
     out["variance"] = out["items"] + max(0.0, out["shared"] - out["indep"])
+    out["cov"], _ = transformed_covariance(parts, int((g.counts.sum(axis=0) > 0).sum()))
     return out
+
+
+def corrected_r_interval(r: float, reliability: float, cov: np.ndarray,
+                         confidence: float = 0.95, grid: int = 4000) -> tuple[float, float, float]:
+    """Interval for rho from r, the reliability and the covariance of (atanh r, log rel).
+
+    Test inversion on the stabilising scales: rho is inside when
+        T(rho) = atanh(r) - atanh(rho sqrt(rel))
+    satisfies T^2 <= z^2 Var(T), Var(T) by the delta method from `cov`
+    (dT/d atanh r = 1, dT/d log rel = -u / (2 (1 - u^2)), u = rho sqrt(rel)).
+    Fisher's z makes the sampling variance of r nearly free of r, and the log
+    that of a reliability nearly free of its level, so the interval is
+    asymmetric where r_c's sampling distribution is (small designs) and
+    reduces to the Fisher-z interval of r / sqrt(rel) when rel is exact.
+    Each bound is the first crossing walking out from r_c (the set can have a
+    second piece near |rho| = 1 / sqrt(rel), where Var(T) explodes; it is not
+    part of the interval). A side that never crosses ends at -+1 / sqrt(rel),
+    the largest |rho| these data could show. Returns (low, high, se), se the
+    delta-method SE of r_c.
+    """
+    if not (np.isfinite(r) and np.isfinite(reliability) and reliability > 0
+            and np.all(np.isfinite(cov))):
+        return np.nan, np.nan, np.nan
+    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
+    a, root = np.arctanh(r), np.sqrt(reliability)
+    r_c, bound = r / root, 1 / root
+    grad = np.array([(1 - r * r) / root, -r_c / 2])
+    se = float(np.sqrt(max(0.0, grad @ cov @ grad)))
+
+    def first_crossing(end: float) -> float:
+        rho = r_c + (end - r_c) * np.linspace(0, 1, grid + 1)[1:-1]
+        u = rho * root
+        t = a - np.arctanh(u)
+        dl = -u / (2 * (1 - u * u))
+        var = cov[0, 0] + 2 * dl * cov[0, 1] + dl * dl * cov[1, 1]
+        excess = t * t - crit * crit * var
+        out = np.flatnonzero(excess > 0)
+        if out.size == 0:
+            return float(end)
+        k = out[0]
+        if k == 0:
+            return float(r_c + (rho[0] - r_c) * 0.5)
+        # linear interpolation between the last point inside and the first outside
+        f0, f1 = excess[k - 1], excess[k]
+        return float(rho[k - 1] + (rho[k] - rho[k - 1]) * (-f0) / (f1 - f0))
+
+    return first_crossing(-bound), first_crossing(bound), se
 
 
 def _check_common_args(n_boot: int, n_splits: int, confidence: float) -> None:
@@ -425,6 +560,27 @@ def _check_common_args(n_boot: int, n_splits: int, confidence: float) -> None:
         raise DataValidationError("confidence must lie strictly between 0 and 1",
                                   source="confidence", expected="e.g. 0.95",
                                   found=repr(confidence))
+
+
+def _checked_matrices(item_scores, trials, *, group, score, rating, item_keys, participant):
+    """`rating_matrices`, with every group's correlation and reliability defined."""
+    x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                item_keys=item_keys, participant=participant)
+    for g in groups:
+        rated = g.counts.sum(axis=0) > 0
+        means = weighted_item_means(np.ones((1, g.n_participants)), g.sums, g.counts)[0]
+        if rated.sum() < 3 or np.ptp(x[rated]) == 0 or np.ptp(means[rated]) == 0:
+            raise DataValidationError(
+                f"the correlation for group {g.group!r} is undefined", source="trials",
+                column=group, expected="at least 3 rated items, with varying scores and "
+                                       "varying mean ratings",
+                found=f"{int(rated.sum())} rated item(s)")
+        if g.n_participants < 2:
+            raise DataValidationError(
+                f"group {g.group!r} has one participant: its reliability is undefined",
+                source="trials", column=group, expected=">= 2 participants per group",
+                found="1 participant")
+    return x, groups
 
 
 def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: str,
@@ -443,45 +599,61 @@ def group_reliability(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
     - noise_ceiling = sqrt(reliability);
     - r: the raw Pearson r of the model score with the group's item means
       (over the items the group rated);
-    - r_corrected = r / noise_ceiling, with its standard error `se` and a
-      `confidence` normal interval from the variance components of the
-      module docstring (`corrected_r_variance`: `n_var_boot` replicates per
-      component, the reliability recomputed on each over `n_boot_splits`
-      splits that are the same in every replicate). Replicates where the
-      reliability is not positive have no corrected r; they are counted in
-      n_boot_undefined and left out.
+    - r_corrected = r / noise_ceiling, with the delta-method standard error
+      `se` and a `confidence` interval by test inversion on the Fisher-z and
+      log-reliability scales (`corrected_r_interval`; module docstring), from
+      the variance components of `variance_replicates`: `n_var_boot`
+      replicates per component, the reliability recomputed on each over
+      `n_boot_splits` splits that are the same in every replicate.
+      Replicates where the reliability is not positive have no corrected r;
+      they are counted in n_boot_undefined and left out;
+    - below_calibrated_design: smaller, in items or in raters per item,
+      than every design whose coverage the benchmark shows
+      (`below_calibrated_design`); say so where the number is reported.
 
     Returns (reliability table with RELIABILITY_COLUMNS, raw-r table with
-    RAW_R_COLUMNS): the second holds the raw r with a BC interval from
-    `n_boot` two-way replicates (items shared by the groups, people within
-    each group), which contains its estimate, and the usual t-test p-value
-    with items as the units.
+    RAW_R_COLUMNS): the second holds the raw r with an interval from `n_boot`
+    two-way replicates (items shared by the groups, people within each
+    group) recentred on r (`centred_percentile_interval`), and the usual
+    t-test p-value with items as the units.
     """
     _check_common_args(n_boot, n_splits, confidence)
     check_n_resamples(n_boot_splits, "n_boot_splits")
     check_n_resamples(n_var_boot, "n_var_boot")
-    x, groups = rating_matrices(item_scores, trials, group=group, score=score, rating=rating,
-                                item_keys=item_keys, participant=participant)
-    for g in groups:
-        rated = g.counts.sum(axis=0) > 0
-        means = weighted_item_means(np.ones((1, g.n_participants)), g.sums, g.counts)[0]
-        if rated.sum() < 3 or np.ptp(x[rated]) == 0 or np.ptp(means[rated]) == 0:
-            raise DataValidationError(
-                f"the correlation for group {g.group!r} is undefined", source="trials",
-                column=group, expected="at least 3 rated items, with varying scores and "
-                                       "varying mean ratings",
-                found=f"{int(rated.sum())} rated item(s)")
-        if g.n_participants < 2:
-            raise DataValidationError(
-                f"group {g.group!r} has one participant: its reliability is undefined",
-                source="trials", column=group, expected=">= 2 participants per group",
-                found="1 participant")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
     return reliability_from_matrices(x, groups, n_splits=n_splits, n_boot=n_boot,
                                      n_var_boot=n_var_boot, n_boot_splits=n_boot_splits,
                                      confidence=confidence, rng=np.random.default_rng(seed))
 
 
-RAW_CI_METHOD = "two-way bootstrap (participants and items), bias-corrected percentile"
+RAW_CI_METHOD = ("two-way bootstrap (participants and items), replicates centred on r on the "
+                 "Fisher-z scale, percentile")
+
+
+def centred_percentile_interval(estimate: float, draws: np.ndarray, confidence: float = 0.95
+                                ) -> tuple[float, float, int]:
+    """Percentile interval of replicates recentred on the estimate, on the Fisher-z scale.
+
+    The two-way replicates of a raw r are shifted away from r: a replicate
+    that draws a person twice has noisier item means, so its r is attenuated
+    more (by about .024 in issue 25's probe). A BC interval corrects the
+    median of the replicates, not their mean, and left the interval about
+    .019 off centre (coverage .912). Here the replicates keep only their
+    spread: z* = atanh(r*) - mean(atanh(r*)) + atanh(r), and the interval is
+    tanh of the z* quantiles. Fisher's z makes the spread nearly free of r,
+    so the recentred replicates stand for the sampling distribution around
+    r. Returns (low, high, number of finite draws); NaNs without any.
+    """
+    draws = np.asarray(draws, float)
+    draws = draws[np.isfinite(draws) & (np.abs(draws) < 1)]
+    if draws.size == 0 or not np.isfinite(estimate) or abs(estimate) >= 1:
+        return np.nan, np.nan, int(draws.size)
+    z = np.arctanh(draws)
+    z = z - z.mean() + np.arctanh(estimate)
+    tail = (1 - confidence) / 2
+    low, high = np.tanh(np.quantile(z, [tail, 1 - tail]))
+    return float(low), float(high), int(draws.size)
 
 
 def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
@@ -489,9 +661,27 @@ def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
                               n_boot_splits: int = 20, confidence: float = 0.95,
                               rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`group_reliability` on matrices (see there): (reliability table, raw-r table)."""
+    rel, raw, _ = alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=rng, compare=False)
+    return rel, raw
+
+
+def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
+                                   n_splits: int = 200, n_boot: int = 1000,
+                                   n_var_boot: int = 200, n_boot_splits: int = 20,
+                                   confidence: float = 0.95, rng: np.random.Generator,
+                                   compare: bool = True
+                                   ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """(reliability table, raw-r table, corrected comparison table or None) in one pass.
+
+    The comparison (`compare_corrected_correlations`) reuses the replicates
+    of the reliability table's intervals, so asking for both costs one.
+    """
     item_weights = multinomial_weights(x.size, n_boot, rng)
-    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
-    rel_rows, raw_rows = [], []
+    # one item draw for every group's items part: the comparison needs them joint
+    var_items = multinomial_weights(x.size, n_var_boot, rng)
+    rel_rows, raw_rows, parts = [], [], {}
     for g in groups:
         ones = np.ones((1, g.n_participants))
         rated = g.counts.sum(axis=0) > 0
@@ -500,28 +690,154 @@ def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
         reliability = float(reliability_rows(ones, np.ones(x.size), g.sums, g.counts,
                                              random_halves(g.n_participants, n_splits, rng))[0])
         r_c = float(corrected_correlation(r, reliability))
-        var = corrected_r_variance(x, g, n_boot=n_var_boot, rng=rng,
-                                   halves=random_halves(g.n_participants, n_boot_splits, rng))
-        se = float(np.sqrt(var["variance"])) if np.isfinite(r_c) else np.nan
+        parts[g.group] = variance_replicates(
+            x, g, item_weights=var_items, rng=rng,
+            halves=random_halves(g.n_participants, n_boot_splits, rng))
+        cov, undefined = transformed_covariance(parts[g.group], int(rated.sum()))
+        low, high, se = (corrected_r_interval(r, reliability, cov, confidence)
+                         if np.isfinite(r_c) else (np.nan, np.nan, np.nan))
+        n_items = int(rated.sum())
         rel_rows.append({
             "group": g.group, "reliability": reliability,
             "noise_ceiling": float(np.sqrt(reliability)) if reliability > 0 else np.nan,
-            "r": r, "r_corrected": r_c, "se": se,
-            "ci_low": r_c - crit * se, "ci_high": r_c + crit * se,
-            "n_items": int(rated.sum()), "n_participants": g.n_participants,
-            "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - var["undefined"],
-            "n_boot_undefined": var["undefined"], "ci_method": CORRECTED_CI_METHOD})
-        boot_r = _two_way_r(x, g, item_weights, rng)
-        raw_low, raw_high, raw_valid = bc_interval(r, boot_r, confidence)
-        n_items = int(rated.sum())
+            "r": r, "r_corrected": r_c, "se": se, "ci_low": low, "ci_high": high,
+            "n_items": n_items, "n_participants": g.n_participants,
+            "n_splits": int(n_splits), "n_boot": 3 * n_var_boot - undefined,
+            "n_boot_undefined": undefined, "ci_method": CORRECTED_CI_METHOD,
+            "below_calibrated_design": below_calibrated_design(
+                n_items, float((g.counts[:, rated] > 0).sum(axis=0).mean()))})
+        boot_r = two_way_r(x, g, item_weights, rng)
+        raw_low, raw_high, raw_valid = centred_percentile_interval(r, boot_r, confidence)
         t = r * np.sqrt((n_items - 2) / max(1e-300, 1 - r * r))
         raw_rows.append({
             "group": g.group, "r": r, "ci_low": raw_low, "ci_high": raw_high,
             "p_value": float(2 * stats.t.sf(abs(t), n_items - 2)), "n_items": n_items,
             "n_participants": g.n_participants, "n_boot": raw_valid,
             "ci_method": RAW_CI_METHOD})
-    return (pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS),
-            pd.DataFrame(raw_rows, columns=RAW_R_COLUMNS))
+    rel_table = pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS)
+    raw_table = pd.DataFrame(raw_rows, columns=RAW_R_COLUMNS)
+    comparison = (corrected_comparison_table(rel_table, parts, confidence) if compare
+                  else None)
+    return rel_table, raw_table, comparison
+
+
+def below_calibrated_design(n_items: int, raters_per_item: float) -> bool:
+    """True for a group smaller than the designs whose coverage the benchmark shows: at
+    least MIN_CALIBRATED_ITEMS items with MIN_CALIBRATED_PEOPLE raters per item, or at
+    least SPARSE_CALIBRATED_ITEMS items with SPARSE_CALIBRATED_RATERS raters per item.
+    Raters per item, not people, sets the noise of an item mean: in a Latin square 16
+    people may give each item 2 or 3 raters."""
+    if n_items >= SPARSE_CALIBRATED_ITEMS and raters_per_item >= SPARSE_CALIBRATED_RATERS:
+        return False
+    return n_items < MIN_CALIBRATED_ITEMS or raters_per_item < MIN_CALIBRATED_PEOPLE
+
+
+# --------------------------------------------------------------------------
+# comparison of corrected correlations (equal alignment)
+# --------------------------------------------------------------------------
+
+def _corrected_replicates(parts: dict) -> dict:
+    return {name: corrected_correlation(*parts[name]) for name in VARIANCE_PARTS}
+
+
+def corrected_comparison_table(rel_table: pd.DataFrame, parts: dict,
+                               confidence: float = 0.95) -> pd.DataFrame:
+    """Pairwise differences of corrected correlations, from the groups' variance replicates.
+
+    Var(d) = Var_items(r_c,a - r_c,b) + sum over the two groups of
+    max(0, V_shared - V_indep): the items part uses replicates that resampled
+    the items jointly for both groups (their item means move together, so
+    the difference's items variance is smaller than the sum); the people
+    parts are independent, the groups being different people. Replicates
+    with an undefined r_c in either group are left out of the items part.
+    z = d / sqrt(Var(d)), two-sided normal p; interval d -+ z_{1-alpha/2} SE.
+    """
+    crit = stats.norm.ppf(1 - (1 - confidence) / 2)
+    by_group = rel_table.set_index("group")
+    reps = {g: _corrected_replicates(p) for g, p in parts.items()}
+
+    def var(v):
+        v = v[np.isfinite(v)]
+        return float(np.var(v, ddof=1)) if v.size > 1 else np.nan
+
+    groups, rows = list(rel_table["group"]), []
+    for a_pos, a in enumerate(groups):
+        for b in groups[a_pos + 1:]:
+            d = float(by_group.loc[a, "r_corrected"] - by_group.loc[b, "r_corrected"])
+            items = reps[a]["items"] - reps[b]["items"]
+            people = sum(max(0.0, var(reps[g]["shared"]) - var(reps[g]["indep"]))
+                         for g in (a, b))
+            se = float(np.sqrt(var(items) + people))
+            z = d / se if se > 0 else np.nan
+            rows.append({
+                "group_a": a, "group_b": b,
+                "r_corrected_a": float(by_group.loc[a, "r_corrected"]),
+                "r_corrected_b": float(by_group.loc[b, "r_corrected"]),
+                "difference": d, "se": se, "ci_low": d - crit * se, "ci_high": d + crit * se,
+                "statistic": z, "p_value": float(2 * stats.norm.sf(abs(z))),
+                "n_boot": int(np.isfinite(items).sum()),
+                "test": CORRECTED_COMPARISON_TEST})
+    return pd.DataFrame(rows, columns=CORRECTED_COMPARISON_COLUMNS)
+
+
+def group_alignment(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: str,
+                    score: str, rating: str = "rating", item_keys: Sequence[str] = ("item",),
+                    participant: str = "participant", n_splits: int = 200, n_boot: int = 1000,
+                    n_var_boot: int = 200, n_boot_splits: int = 20, seed: int = 0,
+                    confidence: float = 0.95
+                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`group_reliability`'s two tables and `compare_corrected_correlations`' table from
+    one set of replicates: (reliability, raw r, corrected comparisons).
+
+    The same numbers as the two functions with the same arguments and seed, at
+    the cost of one. With a single group the comparison table is empty.
+    """
+    _check_common_args(n_boot, n_splits, confidence)
+    check_n_resamples(n_boot_splits, "n_boot_splits")
+    check_n_resamples(n_var_boot, "n_var_boot")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
+    return alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
+
+
+def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
+                                   group: str, score: str, rating: str = "rating",
+                                   item_keys: Sequence[str] = ("item",),
+                                   participant: str = "participant", n_splits: int = 200,
+                                   n_boot: int = 1000, n_var_boot: int = 200,
+                                   n_boot_splits: int = 20, seed: int = 0,
+                                   confidence: float = 0.95) -> pd.DataFrame:
+    """Do two groups differ in alignment? Pairwise tests of equal corrected correlations.
+
+    For every pair of groups (a, b), d = r_corrected_a - r_corrected_b (the
+    corrected correlations of `group_reliability`, same settings and seed)
+    with the variance of `corrected_comparison_table`: items resampled
+    jointly for both groups, each group's people on their own. The null
+    hypothesis is equal alignment (equal correlation over the population of
+    items between the model score and the groups' true item means), not
+    equal raw r: groups of different sizes, or of noisier raters, have
+    different raw r at equal alignment, and the size-matched comparison
+    (`compare_size_matched`) tests equal attenuated r, which noisier raters
+    break (README, "Which alignment number to cite"). `n_boot` only fixes the
+    random stream, so that the numbers equal `group_alignment`'s.
+
+    Returns CORRECTED_COMPARISON_COLUMNS, one row per pair in group order.
+    """
+    _check_common_args(n_boot, n_splits, confidence)
+    check_n_resamples(n_boot_splits, "n_boot_splits")
+    check_n_resamples(n_var_boot, "n_var_boot")
+    x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
+                                  item_keys=item_keys, participant=participant)
+    if len(groups) < 2:
+        raise DataValidationError("a comparison needs at least two groups", source="trials",
+                                  column=group, expected="two or more groups",
+                                  found=f"{[g.group for g in groups]}")
+    _, _, table = alignment_tables_from_matrices(
+        x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
+    return table
 
 
 # --------------------------------------------------------------------------
@@ -617,7 +933,15 @@ def compare_size_matched(item_scores: pd.DataFrame, trials: pd.DataFrame, *, gro
                          participant: str = "participant", n_subsamples: int = 200,
                          n_boot: int = 1000, n_boot_subsamples: int = 5, seed: int = 0,
                          confidence: float = 0.95) -> pd.DataFrame:
-    """Compare groups' correlations with the model on the same footing: equal group sizes.
+    """Compare groups' raw correlations with the model at equal group sizes.
+
+    Not a test of equal alignment (issue 25): it tests equal raw r among
+    groups cut to the same size, and a group of noisier raters has a lower
+    raw r at equal alignment and equal size (6 people with noise SD 1.5
+    against 60 with SD 3: see `fpr_size_matched` in
+    benchmarks/results/alignment_calibration.json). To test equal alignment
+    use `compare_corrected_correlations`. Kept for comparison with earlier
+    reports.
 
     Every group is subsampled (without replacement) to the size of the
     smallest group, `n_subsamples` times; a group's size-matched r is the mean

@@ -8,8 +8,9 @@ alignment number to cite"):
    correlation with the group corrected for attenuation, with a two-way
    bootstrap interval (gbstats.alignment.reliability). This is the alignment
    itself, not a property of how many people a group has.
+   `corrected_tables` also gives pairwise tests of equal corrected correlations.
 2. `size_matched_table`: every group subsampled to the smallest group's size,
-   then compared pairwise.
+   then compared pairwise (equal raw r at that size; not a test of equal alignment).
 3. `alignment_lmm_table`: `rating ~ score_z * group + (1 + score_z |
    participant) + (1 | item) + (1 | item_group)` with lme4 (and PyMC), whose
    score_z:group terms are the alignment differences (gbstats.alignment.mixed_model).
@@ -30,7 +31,10 @@ SCORE = "surprisal"
 LMM_ITEM_SET = "all items"
 GROUP_RELIABILITY_FIELDS = ["grouping", "item_set", "group", "reliability", "noise_ceiling",
                             "r", "r_corrected", "se", "ci_low", "ci_high", "n_items",
-                            "n_participants", "n_boot_undefined"]
+                            "n_participants", "n_boot_undefined", "below_calibrated_design"]
+CORRECTED_COMPARISON_FIELDS = ["grouping", "item_set", "group_a", "group_b", "r_corrected_a",
+                               "r_corrected_b", "difference", "se", "ci_low", "ci_high",
+                               "statistic", "p_value"]
 ALIGNMENT_LMM_FIELDS = ["grouping", "backend", "term", "estimate", "se", "ci_low", "ci_high",
                         "df", "p_value"]
 
@@ -49,24 +53,59 @@ def _subsets(scored: pd.DataFrame, human: pd.DataFrame, item_sets=None):
             yield grouping, present, set_name, items[["item", SCORE]], sub
 
 
-def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
-                      seed: int, use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
-    """Reliability, noise ceiling and corrected correlation per grouping x item set x group.
+def corrected_tables(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, seed: int,
+                     use_cache: bool = False, cache_dir=None
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(reliability table, corrected comparisons) per grouping x item set, from one set of
+    replicates (gbstats.alignment.reliability.group_alignment).
 
-    Seeded bootstraps: with `use_cache` an unchanged computation is reused
-    (gbstats.mixed.fit_cache.cached_call), so a re-run after a figure edit skips them.
+    The reliability table has a row per group: reliability, noise ceiling, corrected
+    correlation and its interval. The comparisons test equal alignment for every pair
+    of groups (difference of corrected correlations). Seeded bootstraps: with
+    `use_cache` an unchanged computation is reused (gbstats.mixed.fit_cache.cached_call),
+    so a re-run after a figure edit skips them.
     """
-    from gbstats.alignment.reliability import group_reliability
+    from gbstats.alignment.reliability import group_alignment
     from gbstats.mixed.fit_cache import cached_call
 
-    rows = []
+    rel_rows, comp_rows = [], []
     for grouping, _, set_name, items, trials in _subsets(scored, human):
-        (table, _), _ = cached_call(group_reliability, items, trials, group=grouping,
-                                    score=SCORE, n_boot=n_boot, seed=seed,
-                                    use_cache=use_cache, cache_dir=cache_dir)
-        rows.append(table.assign(grouping=grouping, item_set=set_name,
-                                 group=table["group"].astype(str)))
-    return pd.concat(rows, ignore_index=True)[GROUP_RELIABILITY_FIELDS]
+        (table, _, comparison), _ = cached_call(group_alignment, items, trials, group=grouping,
+                                                score=SCORE, n_boot=n_boot, seed=seed,
+                                                use_cache=use_cache, cache_dir=cache_dir)
+        rel_rows.append(table.assign(grouping=grouping, item_set=set_name,
+                                     group=table["group"].astype(str)))
+        comp_rows.append(comparison.assign(grouping=grouping, item_set=set_name,
+                                           group_a=comparison["group_a"].astype(str),
+                                           group_b=comparison["group_b"].astype(str)))
+    comparisons = pd.concat(comp_rows, ignore_index=True)
+    return (pd.concat(rel_rows, ignore_index=True)[GROUP_RELIABILITY_FIELDS],
+            comparisons[CORRECTED_COMPARISON_FIELDS])
+
+
+def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
+                      seed: int, use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
+    """Reliability, noise ceiling and corrected correlation per grouping x item set x group
+    (the first table of `corrected_tables`)."""
+    return corrected_tables(scored, human, n_boot=n_boot, seed=seed, use_cache=use_cache,
+                            cache_dir=cache_dir)[0]
+
+
+def below_design_note(table: pd.DataFrame) -> str:
+    """The reliability table's note on groups smaller than the benchmark's smallest design."""
+    from gbstats.alignment.reliability import (MIN_CALIBRATED_ITEMS, MIN_CALIBRATED_PEOPLE,
+                                               SPARSE_CALIBRATED_ITEMS,
+                                               SPARSE_CALIBRATED_RATERS)
+
+    small = table[table["below_calibrated_design"].astype(bool)]
+    if small.empty:
+        return ""
+    which = ", ".join(sorted({f"{r.group} ({r.grouping}, {r.item_set})"
+                              for r in small.itertuples()}))
+    return (f" Smaller than the designs whose coverage the calibration benchmark shows "
+            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} raters per item, or "
+            f"{SPARSE_CALIBRATED_ITEMS} items x {SPARSE_CALIBRATED_RATERS:g} raters per item), "
+            f"so the interval is not calibrated for: {which}.")
 
 
 def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
@@ -138,6 +177,10 @@ def steiger_family(row) -> str:
     return f"Steiger on raw r, by {row['grouping']}"
 
 
+def corrected_comparison_family(row) -> str:
+    return f"corrected r difference, by {row['grouping']}"
+
+
 def size_matched_family(row) -> str:
     return f"size-matched, by {row['grouping']}"
 
@@ -167,9 +210,11 @@ def fit_rq2(run, s) -> None:
     from studies.common import say
 
     args = run.args
-    say("      reliability-corrected correlations, size-matched comparisons")
-    s.group_reliability = reliability_table(s.scored, s.human, n_boot=args.n_boot,
-                                            seed=run.seed, **run.cache)
+    say("      reliability-corrected correlations and their comparisons, size-matched "
+        "comparisons")
+    s.group_reliability, comparisons = corrected_tables(s.scored, s.human, n_boot=args.n_boot,
+                                                        seed=run.seed, **run.cache)
+    s.corrected_comparisons = holm_families(comparisons, corrected_comparison_family)
     s.size_matched = holm_families(size_matched_table(s.scored, s.human, n_boot=args.n_boot,
                                                       seed=run.seed, **run.cache),
                                    size_matched_family)
@@ -207,25 +252,35 @@ def report_rq2(report, s) -> None:
         "group's mean ratings, corrected for the noise in those means: split-half "
         "reliability (Spearman-Brown, averaged over random splits of the group's "
         "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
-        "(Spearman 1904), with its standard error and a 95% normal interval whose variance "
-        "adds the items' part and the part people share across items, without counting "
-        "the rating noise twice (gbstats.alignment.reliability; coverage checked by "
-        "simulation in benchmarks/results/alignment_calibration.json). (2) Every group "
-        "subsampled to the smallest "
-        "group's size and compared pairwise. (3) The mixed model "
+        "(Spearman 1904), with its standard error and a 95% interval on the Fisher-z and "
+        "log-reliability scales whose variance adds the items' part and the part people "
+        "share across items, without counting the rating noise twice "
+        "(gbstats.alignment.reliability; coverage checked by simulation in "
+        "benchmarks/results/alignment_calibration.json), and pairwise tests of equal "
+        "corrected correlations. (2) Every group subsampled to the smallest group's size "
+        "and compared pairwise (equal raw r at that size, not equal alignment). (3) The "
+        "mixed model "
         f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
         "score_z:group terms are each group's slope minus the first group's. p_holm: Holm "
         "adjustment within the family named in each row."), simulated=simulated)
     report.table("group_reliability", s.group_reliability,
                  "Reliability of each group's item means, noise ceiling, and the "
                  "attenuation-corrected correlation with the model's surprisal, its SE and "
-                 "95% interval (variance components: items + people)", simulated=simulated,
-                 digits=3)
+                 "95% interval (Fisher z of r and log reliability; variance components: "
+                 "items + people). The estimand is the correlation over the population of "
+                 "items; for this fixed item set the interval is conservative."
+                 + below_design_note(s.group_reliability), simulated=simulated, digits=3)
+    report.table("corrected_comparisons", s.corrected_comparisons,
+                 "Equal alignment? Difference of corrected correlations a - b, SE from items "
+                 "resampled jointly for both groups plus each group's people; z test, "
+                 "two-sided p, Holm within family",
+                 simulated=simulated, digits=3, p_columns=P_COLUMNS)
     report.table("size_matched_comparisons", s.size_matched,
-                 "Size-matched comparison: each group's r averaged over subsamples of the "
-                 "smallest group's size; difference a - b with a bootstrap interval over items "
-                 "and participants (subsamples of each replicate's people); two-sided p, Holm "
-                 "within family",
+                 "Size-matched comparison (not a test of equal alignment: it tests equal raw r "
+                 "at the smallest group's size, which groups of noisier raters fail at equal "
+                 "alignment; README): each group's r averaged over subsamples of the smallest "
+                 "group's size; difference a - b with a bootstrap interval over items and "
+                 "participants; two-sided p, Holm within family",
                  simulated=simulated, digits=3, p_columns=P_COLUMNS)
     if s.alignment_lmm is not None:
         report.table("alignment_lmm", s.alignment_lmm,
@@ -240,7 +295,8 @@ def report_rq2(report, s) -> None:
         "model's item scores and each group's mean rating per item. A raw r is lower for a "
         "smaller group by construction (its item means are noisier), so differences between "
         "groups here mix alignment with group size; cite the corrected analysis above. 95% "
-        "CIs: two-way bootstrap (participants and items), bias-corrected percentile. "
+        "CIs: two-way bootstrap (participants and items), replicates recentred on r on the "
+        "Fisher-z scale, percentile. "
         "Surprisal should correlate negatively with naturalness. The comparisons test whether "
         "the model's scores correlate more strongly with one group's ratings than another's "
         "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI; "

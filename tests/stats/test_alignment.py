@@ -328,10 +328,12 @@ def test_two_way_interval_contains_its_estimate_and_participant_only_is_shrunk()
     # 16 people, noise SD 2: resampling people with replacement shrinks |r|, so
     # the old participant-only percentile interval sits on the near-zero side
     # of r (in the shipped singular-they report r = .316 had CI [.289, .328]).
-    # The two-way BC interval must contain r every time.
+    # The two-way interval (replicates recentred on r on the Fisher-z scale, issue
+    # 25) must contain r every time, and its midpoint on the z scale is r's up to the
+    # replicates' skew.
     from gbstats.alignment.simulation import panel_to_long, simulate_alignment_panel
 
-    shift = []
+    shift, z_offset = [], []
     for seed in range(8):
         x, groups = simulate_alignment_panel({"g": 16}, 0.3, n_items=335, seed=seed)
         scores, trials = panel_to_long(x, groups)
@@ -339,11 +341,14 @@ def test_two_way_interval_contains_its_estimate_and_participant_only_is_shrunk()
             row = group_correlations(scores, trials, group="group", score="score",
                                      method=method, n_boot=300, seed=seed).iloc[0]
             assert row["ci_low"] <= row["r"] <= row["ci_high"], (seed, method)
+            z_offset.append((np.arctanh(row["ci_low"]) + np.arctanh(row["ci_high"])) / 2
+                            - np.arctanh(row["r"]))
         old = group_correlations(scores, trials, group="group", score="score", n_boot=300,
                                  seed=seed, ci_method="participant_percentile").iloc[0]
         shift.append((old["ci_low"] + old["ci_high"]) / 2 - old["r"])
     # r is about .27 here; the old interval's midpoint lies below it on average
     assert np.mean(shift) < -0.01, shift
+    assert abs(np.mean(z_offset)) < 0.005, z_offset
 
 
 def test_unrated_and_unscored_items(ratings):

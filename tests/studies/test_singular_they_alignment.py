@@ -8,6 +8,7 @@ model is needed; the checks are structural or follow from the design.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from studies.singular_they import alignment as AL
@@ -39,6 +40,39 @@ def test_reliability_table_rows_and_intervals(data):
     # group has the least reliable means
     by = stage.set_index("group")["reliability"]
     assert by["super-innovator"] < by["innovator"]
+
+
+def test_corrected_comparisons_and_design_note(data):
+    scored, human = data
+    rel, comp = AL.corrected_tables(scored, human, n_boot=100, seed=1)
+    pd.testing.assert_frame_equal(rel, AL.reliability_table(scored, human, n_boot=100, seed=1))
+    assert list(comp.columns) == AL.CORRECTED_COMPARISON_FIELDS
+    # 2 groupings x 2 item sets x 3 pairs of 3 groups
+    assert len(comp) == 12
+    by = rel.set_index(["grouping", "item_set", "group"])["r_corrected"]
+    for r in comp.itertuples():
+        assert r.r_corrected_a == by[(r.grouping, r.item_set, r.group_a)]
+        assert r.difference == pytest.approx(r.r_corrected_a - r.r_corrected_b)
+        assert r.ci_low <= r.difference <= r.ci_high
+        assert r.statistic == pytest.approx(r.difference / r.se)
+    table = AL.holm_families(comp, AL.corrected_comparison_family)
+    assert set(table["family"]) == {"corrected r difference, by stage",
+                                    "corrected r difference, by nb_group"}
+    # The panel's Latin square gives each person 55 of the 335 items: the 16
+    # super-innovators have 2.6 raters per item on all items (inside the benchmark's
+    # sparse design, 335 items x 2.5) but 2.0 on the 320 items without the inanimate
+    # controls, where the other groups have 5.0-11.1 (below 6 with fewer than 335 items:
+    # non-innovators 5.4, low 5.0, high 5.5). The note names exactly those rows.
+    flagged = {(r.grouping, r.item_set, r.group)
+               for r in rel[rel["below_calibrated_design"]].itertuples()}
+    without = "without inanimate controls"
+    assert flagged == {("stage", without, "super-innovator"),
+                       ("stage", without, "non-innovator"),
+                       ("nb_group", without, "low"), ("nb_group", without, "high")}
+    note = AL.below_design_note(rel)
+    assert "30 items x 6 raters per item" in note
+    assert f"super-innovator (stage, {without})" in note
+    assert AL.below_design_note(rel[~rel["below_calibrated_design"]]) == ""
 
 
 def test_size_matched_table_and_holm_families(data):

@@ -141,7 +141,7 @@ def test_every_correlation_interval_contains_its_estimate(default_run):
     for r in tables["group_reliability"]:
         assert r["ci_low"] <= r["r_corrected"] <= r["ci_high"], r
         assert r["noise_ceiling"] == pytest.approx(r["reliability"] ** 0.5)
-    for r in tables["size_matched_comparisons"]:
+    for r in tables["size_matched_comparisons"] + tables["corrected_comparisons"]:
         assert r["ci_low"] <= r["difference"] <= r["ci_high"], r
 
 
@@ -161,7 +161,8 @@ def test_rq2_leads_with_the_corrected_analysis(default_run):
     report = (out / "report.md").read_text()
     assert report.index("group_reliability") < report.index("Watson et al. (2023): raw")
     # every p-value of a comparison names its family
-    for name in ("group_correlation_comparisons", "mann_whitney", "size_matched_comparisons"):
+    for name in ("group_correlation_comparisons", "mann_whitney", "size_matched_comparisons",
+                 "corrected_comparisons"):
         assert all(r["family"] and r["p_holm"] >= r["p_value"]
                    for r in results["tables"][name]), name
 
@@ -206,7 +207,7 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     again = json.loads((out / "results.json").read_text())
     # the fits and the seeded bootstrap tables of the first run come back unchanged
     for name in ("lmm_close_gendered", "human_model", "alignment_lmm", "group_reliability",
-                 "size_matched_comparisons"):
+                 "corrected_comparisons", "size_matched_comparisons"):
         assert again["tables"][name] == results["tables"][name], name
     report = (out / "report.md").read_text()
     assert "reused from the fit cache" in report and "model LMM [pymc]" in report
