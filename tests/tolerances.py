@@ -18,8 +18,10 @@ Kinds
 - MODEL: computed from language-model scores. A text's log-probability differs
   across CPUs, torch thread counts and BLAS kernels by about 1e-5 nats (measured:
   up to 2.8e-5 between a 1-thread Ray actor and a 2-thread process; a text's
-  score also moves by ~1e-5 with the other texts in its batch, because padding
-  changes the shapes of the matrix products). Every number computed from the
+  score also moves with the other texts in its batch, because padding changes the
+  shapes of the matrix products: up to 4.1e-5 nats between batch size 8 and 1 and
+  6.7e-5 between 32 and 1 on the embedded model, so comparisons keep the batch
+  size fixed). Every number computed from the
   scores (means, correlations, bootstrap bounds) moves by as much; the issue's
   fresh machine saw 2.2e-6 in a correlation (0.40748999 vs 0.40748779) and 1e-6
   in a bootstrap bound (0.3004347 vs 0.3004357).
