@@ -22,7 +22,7 @@ holding the combined id).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 
 import numpy as np
@@ -36,6 +36,16 @@ INTERCEPT = "(Intercept)"
 _TOKEN = re.compile(r"\s*(?:(?P<name>`[^`]+`|[A-Za-z_.][A-Za-z0-9_.]*)|(?P<num>\d+(?:\.\d*)?)"
                     r"|(?P<op>[-+*:()|/^~%]))")
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
+_QUOTED = re.compile(r"^`[^`]+`$")
+
+
+def _column_name(text: str) -> str | None:
+    """The column a formula names: a bare name, or any name quoted in backticks
+    (`` `my col` ``, `` `if` ``), as in R; None for anything else."""
+    text = text.strip()
+    if _QUOTED.match(text):
+        return text[1:-1]
+    return text if _NAME.match(text) else None
 
 
 class FormulaError(GbstatsError, ValueError):
@@ -115,12 +125,52 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+# R's reserved words (?Reserved): a column so named must be quoted in an R formula.
+R_RESERVED = frozenset({"if", "else", "repeat", "while", "function", "for", "in", "next",
+                        "break", "TRUE", "FALSE", "NULL", "Inf", "NaN", "NA", "NA_integer_",
+                        "NA_real_", "NA_character_", "NA_complex_", "..."})
+# A syntactic R name (?make.names): letters, digits, "." and "_", starting with a letter
+# or with a dot not followed by a digit.
+_R_SYNTACTIC = re.compile(r"^(?:[A-Za-z]|\.(?![0-9]))[A-Za-z0-9._]*$")
+
+
+def is_syntactic_r_name(name: str) -> bool:
+    """Can R read this column name unquoted (`x`, `x.y`; not `if`, `my col`, `_x`, `..1`)?"""
+    return (bool(_R_SYNTACTIC.match(name)) and name not in R_RESERVED
+            and re.fullmatch(r"\.\.[0-9]+", name) is None)
+
+
+def _quoted(name: str) -> str:
+    """A column name as an R formula writes it: in backticks unless R reads it bare."""
+    return name if is_syntactic_r_name(name) else f"`{name}`"
+
+
 def _render(parsed: ParsedFormula, random: list[RandomTerm]) -> str:
-    fixed = [":".join(t) for t in parsed.fixed_terms]
+    fixed = [":".join(_quoted(v) for v in t) for t in parsed.fixed_terms]
     if not parsed.intercept:
         fixed = ["0", *fixed]
     rhs = " + ".join(fixed + [f"({r.text})" for r in random]) or "1"
-    return f"{parsed.response} ~ {rhs}"
+    return f"{_quoted(parsed.response)} ~ {rhs}"
+
+
+def renamed(parsed: ParsedFormula, names: dict[str, str]) -> ParsedFormula:
+    """The same formula over renamed columns ({old: new}; others kept), its text
+    rendered from the parts. The new names must be plain (unquoted) names; the lme4
+    engine uses this to hand R aliases for names R would mangle."""
+    def name(v: str) -> str:
+        return names.get(v, v)
+
+    def term(t: Term) -> Term:
+        return tuple(name(v) for v in t)
+
+    random = tuple(RandomTerm(text=f"{_render_lhs(r.intercept, [term(t) for t in r.terms])} | "
+                                   f"{_quoted(name(r.group))}",
+                              group=name(r.group), intercept=r.intercept,
+                              terms=tuple(term(t) for t in r.terms)) for r in parsed.random)
+    out = ParsedFormula(text="", response=name(parsed.response), intercept=parsed.intercept,
+                        fixed_terms=tuple(term(t) for t in parsed.fixed_terms), random=random,
+                        variables=tuple(name(v) for v in parsed.variables))
+    return replace(out, text=_render(out, list(random)))
 
 
 # --------------------------------------------------------------------------
@@ -253,21 +303,22 @@ def _parse_random(formula: str, chunk: str) -> RandomTerm:
     if "||" in inner:
         raise FormulaError(formula, f"'||' (uncorrelated random effects) in ({inner}) is not "
                            "translated by every backend; write separate terms, e.g. (1|g) + (0 + x|g)")
-    lhs, _, group = inner.partition("|")
-    group = group.strip()
-    if not _NAME.match(group):
+    lhs, _, group_text = inner.partition("|")
+    group = _column_name(group_text)
+    if group is None:
+        group = group_text.strip()
         raise FormulaError(formula, f"grouping factor {group!r} in ({inner}) must be one column "
                            "name; for nested or combined groups make a column holding the combined id")
     terms, intercept = _FixedParser(formula, _tokenize(formula, lhs)).parse()
     intercept = True if intercept is None else intercept
     if not terms and not intercept:
         raise FormulaError(formula, f"random term ({inner}) has nothing that varies by {group}")
-    text = f"{_render_lhs(intercept, terms)} | {group}"
+    text = f"{_render_lhs(intercept, terms)} | {_quoted(group)}"
     return RandomTerm(text=text, group=group, intercept=intercept, terms=tuple(_by_degree(terms)))
 
 
 def _render_lhs(intercept: bool, terms: list[Term]) -> str:
-    names = [":".join(t) for t in terms]
+    names = [":".join(_quoted(v) for v in t) for t in terms]
     if not names:
         return "1"
     return " + ".join((["1"] if intercept else ["0"]) + names)
@@ -284,9 +335,9 @@ def parse_formula(formula: str) -> ParsedFormula:
     if not isinstance(formula, str) or formula.count("~") != 1:
         raise FormulaError(str(formula), "expected exactly one '~' (response ~ predictors)")
     lhs, rhs = (s.strip() for s in formula.split("~"))
-    if not _NAME.match(lhs.strip("`")):
+    response = _column_name(lhs)
+    if response is None:
         raise FormulaError(formula, f"the response {lhs!r} must be a single column name")
-    response = lhs.strip("`")
     fixed_chunks, random = [], []
     for chunk in _split_top_level_plus(formula, rhs):
         if not chunk:

@@ -26,6 +26,7 @@ from models.engine import RayEngine, use_engine
 from models.forced_choice import forced_choice
 from models.masked import pll_sentences
 from killed_writer import committed_entries, kill_mid_write
+from tolerances import MODEL
 from tiny_models import SENTENCES
 
 try:
@@ -218,8 +219,12 @@ def test_cli_on_ray_equals_local_on_the_embedded_model(smollm, ray_instance, tmp
     local = score_sentences(stimuli["sentence"].tolist(), items=stimuli["item"].tolist(), lm=smollm,
                             use_cache=False, batch_size=8)
     assert remote["item"].tolist() == local["item"].tolist()
-    # the actor runs torch on 1 thread, this process on 2: float sums may differ in the last bits
-    np.testing.assert_allclose(remote["logprob"], local["logprob"], rtol=0, atol=1e-6)
+    # Not bit for bit: the actor runs torch on 1 thread, this process on as many as it has
+    # cores, and the matrix products sum in another order (issue 24 measured up to 2.8e-5
+    # nats). They agree within the model-score tolerance every cross-machine comparison uses
+    # (tests/tolerances.py, MODEL: 1e-4 nats + 1e-5 relative), far below any difference
+    # between texts a study reads (a swapped or mis-batched text moves nats, not 1e-4).
+    np.testing.assert_allclose(remote["logprob"], local["logprob"], rtol=MODEL.rtol, atol=MODEL.atol)
     assert (remote["revision"] == local["revision"]).all()
 
 

@@ -28,6 +28,7 @@ from gbstats.mixed.lmm import fit_glmm, fit_lmm, fit_notes
 from gbstats.mixed.marginal import _adjusted, holm, marginal_means
 from gbstats.mixed.ranef import r2_nakagawa, random_effects
 from gbstats.report.outputs import to_latex_table
+from tolerances import monte_carlo_close
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference"
 REFS = json.loads((REF_DIR / "toolkit_refs.json").read_text())
@@ -455,7 +456,50 @@ def test_bayes_random_effects_agree_with_lme4_conditional_modes(bayes_fits):
     merged = vals.merge(want, on=["group", "level", "term"], suffixes=("", "_lme4"))
     assert len(merged) == len(want) == 24 + 36
     assert np.corrcoef(merged["estimate"], merged["estimate_lme4"])[0, 1] > 0.99
-    np.testing.assert_allclose(merged["se"], merged["se_lme4"], rtol=0.25)
+    # A posterior SD is a Monte Carlo estimate, and not lme4's conditional SD either (that
+    # one holds the variance parameters fixed). Each is compared within 25% of lme4's SD
+    # (the difference between the two quantities) plus 4 Monte Carlo standard errors of
+    # the posterior SD (ArviZ's mcse(method="sd")): issue 24 saw 0.2097 vs 0.1677 on another
+    # machine, 25.04% off, compared without its Monte Carlo error.
+    mcse = posterior_sd_mcse(large)
+    merged = merged.merge(mcse, on=["group", "level", "term"])
+    assert len(merged) == 60 and (merged["mcse_sd"] > 0).all()
+    outside = [row for row in merged.itertuples()
+               if not monte_carlo_close(row.se, row.se_lme4, row.mcse_sd, k=4.0, model_rtol=0.25)]
+    assert not outside, outside
+    # and the rule does fail: a posterior SD 40% off lme4's is outside it
+    row = merged.iloc[0]
+    assert not monte_carlo_close(1.4 * row.se_lme4, row.se_lme4, row.mcse_sd, k=4.0, model_rtol=0.25)
+
+
+def posterior_sd_mcse(fit) -> pd.DataFrame:
+    """ArviZ's Monte Carlo standard error of each random effect's posterior SD, keyed like
+    random_effects' ran_vals rows (group, level, term)."""
+    import arviz as az
+
+    from gbstats.mixed.bayes import group_term_labels, r_term_name
+
+    post = fit.idata.posterior
+    rows = []
+    # arviz 0.23's numba path of mcse(method="sd") fails on an array ("only 0-dimensional
+    # arrays can be converted"); its plain NumPy path computes the same formula
+    numba_was_on = az.Numba.numba_flag
+    az.Numba.disable_numba()
+    try:
+        mcse_all = az.mcse(post, method="sd")
+    finally:
+        if numba_was_on:
+            az.Numba.enable_numba()
+    for name, (factor, labels) in group_term_labels(fit.handle.native).items():
+        mcse = mcse_all[name]
+        # levels on the last dimension, as gbstats.mixed.ranef reads the draws
+        level_dim = list(mcse.dims)[-1]
+        values = mcse.values.reshape(len(mcse[level_dim]), len(labels))
+        for j, label in enumerate(labels):
+            for i, level in enumerate(mcse[level_dim].values):
+                rows.append({"group": factor, "level": str(level), "term": r_term_name(label),
+                             "mcse_sd": float(values[i, j])})
+    return pd.DataFrame(rows)
 
 
 def test_toolkit_names_are_exported_as_functions():

@@ -19,12 +19,13 @@ import functools
 import importlib.util
 import shutil
 import warnings as pywarnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError
-from gbstats.mixed.formula import ParsedFormula, r_term_names
+from gbstats.mixed.formula import ParsedFormula, is_syntactic_r_name, r_term_names, renamed
 from gbstats.mixed.results import RANEF_COLUMNS, FitHandle, FitResult, wald_table
 
 INSTALL_HINT = ("install R with lme4 and lmerTest (Debian: apt-get install r-base-core r-cran-lme4 "
@@ -122,9 +123,14 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     Lmer = _lmer_class()
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
-    coded = {v: c for v, c in prepared.codings.items() if c.kind != "treatment"}
+    # R sees safe aliases for names it would mangle (defect 9); every table comes back
+    # under the user's names.
+    aliases = r_aliases(parsed)
+    r_parsed, r_prepared = (renamed(parsed, aliases), aliased(prepared, aliases)) if aliases \
+        else (parsed, prepared)
+    coded = {v: c for v, c in r_prepared.codings.items() if c.kind != "treatment"}
     model_class = _with_contrasts(Lmer, coded) if coded else Lmer
-    model = model_class(parsed.text, data=_r_ready_frame(prepared), family=family)
+    model = model_class(r_parsed.text, data=_r_ready_frame(r_prepared), family=family)
     with pywarnings.catch_warnings():
         # pymer4 0.8.2 calls pandas' deprecated DataFrame.applymap: a note about
         # pymer4's own code, not about this fit. lme4's messages are collected
@@ -136,24 +142,88 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
                       factors={v: list(c.levels) for v, c in coded.items()} or None)
         except RRuntimeError as exc:
             raise GbstatsError(f"lme4 could not fit {parsed.text!r} ({family}): "
-                               f"{str(exc).strip()}") from exc
+                               f"{restore_text(str(exc).strip(), aliases)}") from exc
 
     expected = r_term_names(parsed.intercept, parsed.fixed_terms, prepared.levels, prepared.codings)
+    r_expected = r_term_names(r_parsed.intercept, r_parsed.fixed_terms, r_prepared.levels,
+                              r_prepared.codings)
     coefs = _coef_table(model, family)
-    if list(coefs["term"]) != expected:
+    if list(coefs["term"]) != r_expected:
         # lme4 drops columns of a rank-deficient design; say which, rather than
         # return a table whose rows differ from the other backends'.
-        raise GbstatsError(f"lme4 returned terms {list(coefs['term'])} for {parsed.text!r}, "
+        found = [restore_text(t, aliases) for t in coefs["term"]]
+        raise GbstatsError(f"lme4 returned terms {found} for {parsed.text!r}, "
                            f"expected {expected}; the fixed-effect design may be rank deficient "
                            "(a factor combination that never occurs, or collinear predictors)")
-    warnings = list(prepared.warnings) + _fit_warnings(model)
+    coefs["term"] = expected  # the same terms in the same order, under the user's names
+    warnings = list(prepared.warnings) + [restore_text(w, aliases) for w in _fit_warnings(model)]
     if family == "gaussian" and coefs["df"].isna().all():
         warnings.append("lmerTest could not compute Satterthwaite df; df and p_value are missing")
     stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default",
              "ci_method": CI_METHOD[family]}
+    if aliases:
+        stats["r_aliases"] = dict(aliases)
     return FitResult(formula=parsed.text, backend="lme4", family=family, coefs=coefs,
-                     ranef_var=_ranef_table(model), fit_stats=stats, warnings=warnings,
-                     handle=FitHandle("lme4", model, parsed, prepared, dict(prepared.codings)))
+                     ranef_var=restore_names(_ranef_table(model), aliases), fit_stats=stats,
+                     warnings=warnings,
+                     handle=FitHandle("lme4", model, parsed, prepared, dict(prepared.codings),
+                                      extra={"r_aliases": dict(aliases)}))
+
+
+# --------------------------------------------------------------------------
+# column names R cannot take as they are (defect 9)
+
+def needs_alias(name: str) -> bool:
+    """A column R would mangle: a reserved word, a space, a leading digit or underscore."""
+    return not is_syntactic_r_name(name)
+
+
+def r_aliases(parsed: ParsedFormula) -> dict[str, str]:
+    """{column: alias} for the formula's columns that are not syntactic R names (`if`,
+    `my col`, `_x`, `2nd`). An alias is `gbstats_col<i>_`: no alias is a substring of
+    another (the trailing "_"), so `restore_text` can map R's labels back by substitution
+    (R builds a term name as column + level, e.g. `gbstats_col2_neutral`)."""
+    taken = set(parsed.columns)
+    out, i = {}, 0
+    for column in parsed.columns:
+        if needs_alias(column):
+            i += 1
+            while f"gbstats_col{i}_" in taken:
+                i += 1
+            out[column] = f"gbstats_col{i}_"
+    return out
+
+
+def aliased(prepared, aliases: dict[str, str]):
+    """PreparedData with its frame's columns, levels and codings under the aliases."""
+    def name(v: str) -> str:
+        return aliases.get(v, v)
+
+    return replace(prepared, frame=prepared.frame.rename(columns=aliases),
+                   levels={name(v): lv for v, lv in prepared.levels.items()},
+                   codings={name(v): replace(c, variable=name(v)) for v, c in prepared.codings.items()})
+
+
+def restore_text(text: str, aliases: dict[str, str]) -> str:
+    for column, alias in aliases.items():
+        text = text.replace(alias, column)
+    return text
+
+
+def restore_names(table: pd.DataFrame, aliases: dict[str, str]) -> pd.DataFrame:
+    """A table from R with every alias, in column names and string cells, back to the
+    user's column name."""
+    if not aliases:
+        return table
+    out = table.rename(columns=lambda c: restore_text(c, aliases) if isinstance(c, str) else c)
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(lambda v: restore_text(v, aliases) if isinstance(v, str) else v)
+    return out
+
+
+def handle_aliases(handle) -> dict[str, str]:
+    return handle.extra.get("r_aliases", {}) if handle.extra else {}
 
 
 CI_METHOD = {
@@ -335,14 +405,17 @@ def emmeans(handle, specs: list[str], by: list[str], type: str, adjust: str,
     from rpy2 import robjects
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
+    aliases = handle_aliases(handle)
     try:
         out = _r_function(_EMMEANS_CALL)(
-            handle.native.model_obj, robjects.StrVector(specs), robjects.StrVector(by),
+            handle.native.model_obj, robjects.StrVector([aliases.get(v, v) for v in specs]),
+            robjects.StrVector([aliases.get(v, v) for v in by]),
             "satterthwaite", type, adjust, level, reverse)
     except RRuntimeError as exc:
         raise GbstatsError(f"R's emmeans failed on {handle.parsed.text!r} (specs {specs}, by {by}): "
-                           f"{str(exc).strip()}") from exc
-    return _to_pandas(out.rx2("means")), _to_pandas(out.rx2("pairs"))
+                           f"{restore_text(str(exc).strip(), aliases)}") from exc
+    return (restore_names(_to_pandas(out.rx2("means")), aliases),
+            restore_names(_to_pandas(out.rx2("pairs")), aliases))
 
 
 _RANEF_CALL = """
@@ -362,7 +435,9 @@ def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(conditional modes with conditional SDs, VarCorr rows) from lme4:
     ``ranef(fit, condVar = TRUE)`` and ``VarCorr(fit)``."""
     out = _r_function(_RANEF_CALL)(handle.native.model_obj)
-    return _to_pandas(out.rx2("vals")), _to_pandas(out.rx2("pars"))
+    aliases = handle_aliases(handle)
+    return (restore_names(_to_pandas(out.rx2("vals")), aliases),
+            restore_names(_to_pandas(out.rx2("pars")), aliases))
 
 
 def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,10 @@ def fit(parsed: ParsedFormula, prepared, family: str) -> FitResult:
                      handle=FitHandle("statsmodels", result, parsed, prepared, dict(prepared.codings)))
 
 
+class StatsmodelsFitFailed(GbstatsError):
+    """No optimizer gave statsmodels MixedLM a usable fit."""
+
+
 def _fit_reml(model, formula: str, reml: bool = True):
     """REML (or, with reml=False, ML) fit, trying optimizers in turn; returns
     (result, messages).
@@ -74,28 +78,109 @@ def _fit_reml(model, formula: str, reml: bool = True):
     L-BFGS (statsmodels' default) first. Its line search can step into a
     region where a matrix is singular and raise instead of reporting
     non-convergence, and statsmodels' own fallback (method=[...]) only reacts
-    to non-convergence; so each optimizer is tried here, and every failure
-    and warning is kept as a message on the result.
+    to non-convergence; so each optimizer is tried here. A result that says
+    it converged is not trusted on its word either: L-BFGS "converged" on a
+    factorial design to an intercept of 0 with SE NaN and log-likelihood +inf
+    (issue 24; lme4: 3.3765, SE 0.128), so a fit is accepted only when
+    `unusable_reason` finds nothing wrong with it. The accepted fit's warnings
+    are kept on the result, each once with its count; a rejected optimizer
+    leaves one line saying why.
     """
-    messages = []
+    notes, attempts, rejected_warnings = [], [], []
     for method in OPTIMIZERS:
         with pywarnings.catch_warnings(record=True) as caught:
             pywarnings.simplefilter("always")
             try:
                 result = model.fit(reml=reml, method=method)
             except (np.linalg.LinAlgError, ValueError) as exc:
-                result, failure = None, f"statsmodels: optimizer {method} failed ({exc})"
-        messages += [f"statsmodels: {w.message}" for w in caught]
-        if result is not None and result.converged:
-            return result, list(dict.fromkeys(messages))
-        messages.append(failure if result is None else f"statsmodels: optimizer {method} did not converge")
-    raise GbstatsError(f"statsmodels MixedLM could not fit {formula!r} with any of {list(OPTIMIZERS)}: "
-                       f"{messages}; try backend='lme4'")
+                result, reason = None, f"failed ({exc})"
+            if result is not None:
+                reason = "did not converge" if not result.converged else unusable_reason(result)
+        found = [f"statsmodels: {w.message}" for w in caught]
+        if result is not None and reason is None:
+            return result, notes + tally_messages(found, counted=True)
+        attempts.append(f"optimizer {method} {reason}")
+        # the rejected fit's own warnings describe a fit nobody sees: counted here, listed
+        # in the error only if no optimizer succeeds
+        notes.append(f"statsmodels: optimizer {method} {reason} ({len(found)} warnings); "
+                     "tried the next")
+        rejected_warnings += found
+    raise StatsmodelsFitFailed(
+        f"statsmodels MixedLM could not fit {formula!r} ({'REML' if reml else 'ML'}): no optimizer "
+        f"gave a usable fit ({'; '.join(attempts)}); their warnings: "
+        f"{summarize(tally_messages(rejected_warnings, counted=True))}; try backend='lme4'")
+
+
+def unusable_reason(result) -> str | None:
+    """Why a 'converged' MixedLM result is not a fit (None when it is one): the
+    log-likelihood, fixed effects, their SEs and the variance components must be
+    finite, and the fixed effects' covariance (the inverse Hessian their SEs come
+    from) positive definite."""
+    llf = float(result.llf)
+    if not np.isfinite(llf):
+        return f"gave an unusable fit (log-likelihood {llf})"
+    fe = np.asarray(result.fe_params, dtype=float)
+    if not np.all(np.isfinite(fe)):
+        return "gave an unusable fit (a fixed effect is not finite)"
+    se = np.asarray(result.bse_fe, dtype=float)
+    if not np.all(np.isfinite(se)) or np.any(se <= 0):
+        return f"gave an unusable fit (fixed-effect SEs {np.round(se, 6).tolist()})"
+    variances = np.append(np.diag(np.asarray(result.cov_re, dtype=float)), float(result.scale))
+    if not np.all(np.isfinite(variances)) or np.any(variances < 0):
+        return f"gave an unusable fit (variance components {np.round(variances, 6).tolist()})"
+    k = len(fe)
+    # statsmodels' inverse Hessian (its SEs) and lme4's (X' V^-1 X)^-1 (the SEs reported)
+    for vcov in (np.asarray(result.cov_params(), dtype=float)[:k, :k], gls_vcov(result)):
+        try:
+            np.linalg.cholesky((vcov + vcov.T) / 2)
+        except np.linalg.LinAlgError:
+            return "gave an unusable fit (the fixed effects' covariance is not positive definite)"
+    return None
+
+
+def tally_messages(messages, counted: bool = False) -> list[str]:
+    """Each distinct message once, in first-seen order; with counted=True, a message seen
+    n > 1 times ends in "(n times)" (an optimizer can repeat one overflow warning
+    thousands of times)."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        counts[message] = counts.get(message, 0) + 1
+    if not counted:
+        return list(counts)
+    return [m if n == 1 else f"{m} ({n} times)" for m, n in counts.items()]
+
+
+def summarize(messages: list[str], limit: int = 8, width: int = 300) -> str:
+    """At most `limit` messages of at most `width` characters each, and how many more."""
+    shown = [m if len(m) <= width else m[:width] + "..." for m in messages[:limit]]
+    more = len(messages) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more else "") if shown else "none"
+
+
+def gls_vcov(result) -> np.ndarray:
+    """lme4's vcov(beta): (X' V^-1 X)^-1 at the estimated variances, V = Z Psi Z' + sigma^2 I
+    per group.
+
+    statsmodels' own SEs invert the joint information of the fixed effects and the
+    variance parameters, which in an unbalanced design differs from lme4's by ~0.2%
+    (issue 24 asks the two engines to agree within 1e-3). V^-1 is never formed: by the
+    push-through identity V^-1 = (I - Z M^-1 Psi Z') / sigma^2 with M = sigma^2 I + Psi Z'Z,
+    which needs neither Psi^-1 (Psi may be singular) nor an n_g x n_g matrix.
+    """
+    model = result.model
+    psi, scale = np.asarray(result.cov_re, dtype=float), float(result.scale)
+    k = model.exog.shape[1]
+    information = np.zeros((k, k))
+    for x, z in zip(model.exog_li, model.exog_re_li):
+        m = scale * np.eye(psi.shape[0]) + psi @ (z.T @ z)
+        zx = z.T @ x
+        information += (x.T @ x - zx.T @ np.linalg.solve(m, psi @ zx)) / scale
+    return np.linalg.inv(information)
 
 
 def _coef_table(result, terms: list[str]) -> pd.DataFrame:
     est = result.fe_params.to_numpy()
-    se = result.bse_fe.to_numpy()
+    se = np.sqrt(np.diag(gls_vcov(result)))
     z = est / se
     return wald_table(terms, est, se, z, np.full(len(est), np.nan), 2 * stats.norm.sf(np.abs(z)))
 
@@ -152,11 +237,10 @@ def ml_fit(handle) -> dict:
 
 
 def fixed_effects(handle) -> tuple[np.ndarray, np.ndarray]:
-    """(beta, vcov(beta)): the fixed-effect block of statsmodels' covariance,
-    the one its SEs come from."""
+    """(beta, vcov(beta)): lme4's covariance of the fixed effects (`gls_vcov`), the one
+    the coefficient table's SEs come from."""
     result = handle.native
-    k = len(result.fe_params)
-    return result.fe_params.to_numpy(float), np.asarray(result.cov_params())[:k, :k]
+    return result.fe_params.to_numpy(float), gls_vcov(result)
 
 
 def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,0 +1,155 @@
+"""How close two runs' numbers must be, by where the numbers come from (issue 24).
+
+A number recorded on one machine is compared with the same number computed on
+another: another CPU, another thread count, another BLAS kernel. Each kind of
+number gets an absolute-plus-relative tolerance, and the reason for it is next to
+it. A value passes when
+
+    |found - expected| <= rtol * |expected| + floor
+
+summed over the kinds that apply (a fitted model on language-model scores carries
+both errors). Integers, booleans and strings are compared exactly, whatever the
+kind: a count that moves is a change, not noise.
+
+Kinds
+- EXACT: computed from the data alone (counts, means, seeded bootstrap or
+  permutation draws over human data): the same code gives the same bits on any
+  machine up to the last few ulps.
+- MODEL: computed from language-model scores. A text's log-probability differs
+  across CPUs, torch thread counts and BLAS kernels by about 1e-5 nats (measured:
+  up to 2.8e-5 between a 1-thread Ray actor and a 2-thread process; a text's
+  score also moves with the other texts in its batch, because padding changes the
+  shapes of the matrix products: up to 4.1e-5 nats between batch size 8 and 1 and
+  6.7e-5 between 32 and 1 on the embedded model, so comparisons keep the batch
+  size fixed). Every number computed from the
+  scores (means, correlations, bootstrap bounds) moves by as much; the issue's
+  fresh machine saw 2.2e-6 in a correlation (0.40748999 vs 0.40748779) and 1e-6
+  in a bootstrap bound (0.3004347 vs 0.3004357).
+- FITTED: out of an iterative optimizer (lme4's lmer/glmer, statsmodels). The
+  optimizer stops where its convergence test is met, and the path there depends
+  on the floating-point sums on the way; glmer ended 1.3e-4 relative apart
+  between runs of one Rscript call, and the GLMM tables of cognitive_bias 3e-4.
+  Relative tolerance fails for an estimate near 0 (-0.005651 vs -0.005609 on the
+  fresh machine: 0.7% relative but 1.7e-4 of its SE of 0.242), so estimates and
+  CI bounds also get a floor in units of their own standard error: the
+  optimizer's error in a parameter scales with the curvature of the likelihood,
+  i.e. with the SE (a deviance within eps of its minimum puts a parameter within
+  SE * sqrt(2 eps) of the optimum).
+
+p-values are compared on a log scale: for a z or t test log p ~ -z^2 / 2, so a
+relative error r in the statistic is a relative error of about 2 r in |log p|,
+plus the statistic's absolute floor for p near 1 (where d log p / dz ~ -0.8).
+2.2464e-07 vs 2.2511e-07 (alignment_lmm on the fresh machine) is 2.1e-3 apart
+in log p, |log p| = 15.3.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float          # relative to the expected value
+    atol: float          # absolute floor, in the value's own units
+    se_floor: float      # absolute floor in units of the row's standard error (estimates, CIs)
+    stat_atol: float     # absolute floor for a test statistic (z, t) and for log p
+    df_rtol: float       # relative tolerance of degrees of freedom
+
+
+# The same code on the same machine: a few ulps of summation order at most.
+EXACT = Tolerance(rtol=1e-9, atol=1e-12, se_floor=0.0, stat_atol=1e-12, df_rtol=1e-9)
+# Language-model scores: ~1e-5 nats of noise per text (up to 2.8e-5 measured), so 1e-4
+# nats absolute (the tolerance the scoring tests use for batch size 1 vs 16) and 1e-5
+# relative for quantities summed over many texts. A correlation or proportion is
+# dimensionless and moves by ~1e-6 with it; 1e-4 still catches any change a report shows.
+MODEL = Tolerance(rtol=1e-5, atol=1e-4, se_floor=0.0, stat_atol=1e-4, df_rtol=1e-5)
+# Optimizer output: 1e-3 relative (glmer's 1.3e-4-3e-4 run-to-run spread, with room), and
+# 1% of a standard error absolute for estimates and CI bounds (60x the 1.7e-4 SE seen on
+# the fresh machine; a hundredth of an SE is invisible in any inference). Test statistics
+# are estimate / SE, so their floor is the same 1e-2 in their own units. Satterthwaite df
+# (lmerTest) come from a numerical derivative of the variance parameters' covariance, on
+# top of the optimizer's error: singular_they's alignment_lmm df moved 4.7e-4 relative
+# (243.75 vs 243.64) between two fresh runs on one machine. 1e-2 relative: a df 1% off
+# moves a 95% t critical value by < 0.3% at df = 5 and < 0.07% at df >= 20.
+FITTED = Tolerance(rtol=1e-3, atol=1e-12, se_floor=1e-2, stat_atol=1e-2, df_rtol=1e-2)
+
+# Column roles, by the names the result tables use
+P_VALUE_COLUMNS = {"p_value", "p_holm", "p", "p_below_chance"}
+STAT_COLUMNS = {"stat", "statistic", "t", "z"}
+DF_COLUMNS = {"df"}
+SE_SCALED_COLUMNS = {"estimate", "ci_low", "ci_high", "difference", "value"}
+# R's pnorm underflows to 0 below ~1e-308; p-values that small are all "0" to a reader
+P_FLOOR = 1e-300
+
+
+def row_se(table: pd.DataFrame) -> pd.Series:
+    """Each row's standard error: the `se` column, else the 95% CI's width / 3.92, else NaN."""
+    if "se" in table:
+        return pd.to_numeric(table["se"], errors="coerce").abs()
+    if {"ci_low", "ci_high"} <= set(table.columns):
+        width = pd.to_numeric(table["ci_high"], errors="coerce") - pd.to_numeric(table["ci_low"],
+                                                                                 errors="coerce")
+        return width.abs() / (2 * 1.959963984540054)
+    return pd.Series(np.nan, index=table.index)
+
+
+def allowed_difference(column: str, expected: np.ndarray, se: np.ndarray,
+                       kinds: tuple[Tolerance, ...]) -> np.ndarray:
+    """The largest |found - expected| that passes, per row, for a non-p-value float column."""
+    expected = np.abs(np.asarray(expected, dtype=float))
+    se = np.nan_to_num(np.asarray(se, dtype=float), nan=0.0, posinf=0.0)
+    allowed = np.zeros_like(expected)
+    for kind in kinds:
+        allowed += (kind.df_rtol if column in DF_COLUMNS else kind.rtol) * expected + kind.atol
+        if column in STAT_COLUMNS:
+            allowed += kind.stat_atol
+        elif column in SE_SCALED_COLUMNS:
+            allowed += kind.se_floor * se
+    return allowed
+
+
+def allowed_log_p_difference(expected: np.ndarray, kinds: tuple[Tolerance, ...]) -> np.ndarray:
+    """The largest |log p_found - log p_expected| that passes (see the module doc)."""
+    log_p = np.abs(np.log(np.maximum(np.asarray(expected, dtype=float), P_FLOOR)))
+    return sum(2 * kind.rtol * log_p + kind.stat_atol for kind in kinds)
+
+
+def mismatches(found: pd.Series, expected: pd.Series, column: str, se: pd.Series,
+               kinds: tuple[Tolerance, ...]) -> pd.DataFrame:
+    """Rows of one float column outside tolerance, with found, expected and the allowance."""
+    got = pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
+    want = pd.to_numeric(expected, errors="coerce").to_numpy(dtype=float)
+    both_nan = np.isnan(got) & np.isnan(want)
+    same_inf = np.isinf(want) & (got == want)
+    if column in P_VALUE_COLUMNS:
+        diff = np.abs(np.log(np.maximum(got, P_FLOOR)) - np.log(np.maximum(want, P_FLOOR)))
+        allowed = allowed_log_p_difference(want, kinds)
+    else:
+        diff = np.abs(got - want)
+        allowed = allowed_difference(column, want, se.to_numpy(dtype=float), kinds)
+    with np.errstate(invalid="ignore"):
+        ok = both_nan | same_inf | (diff <= allowed)
+    bad = ~ok
+    return pd.DataFrame({"row": np.flatnonzero(bad), "found": got[bad], "expected": want[bad],
+                         "difference": diff[bad], "allowed": allowed[bad]})
+
+
+def is_float_column(values: pd.Series) -> bool:
+    """Float columns are compared with a tolerance; integer, bool and string columns exactly.
+    (A count column with a missing value reads back from JSON as floats; a count that moves
+    by 1 still fails every tolerance here.)"""
+    return pd.api.types.is_float_dtype(values)
+
+
+def monte_carlo_close(found: float, expected: float, mcse: float, *, k: float = 4.0,
+                      model_rtol: float = 0.0) -> bool:
+    """A Bayesian summary against a reference: |found - expected| <= model_rtol * |expected|
+    + k * MCSE. The first term is the difference between the quantities themselves (a
+    posterior SD is not lme4's conditional SD); the second the Monte Carlo error of the
+    summary (ArviZ's `mcse`), k = 4 for a family of many comparisons (two-sided
+    normal tail 6e-5 each)."""
+    return bool(abs(found - expected) <= model_rtol * abs(expected) + k * mcse) and math.isfinite(found)
