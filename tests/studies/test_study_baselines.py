@@ -72,7 +72,7 @@ MODEL_TABLES = {
     "singular_they": {"surprisal_by_type", "lmm_close_gendered", "lmm_close_gendered_paper_scale",
                       "mann_whitney", "model_vs_human_effects", "group_correlations",
                       "group_reliability", "group_correlation_comparisons",
-                      "size_matched_comparisons", "alignment_lmm"},
+                      "size_matched_comparisons", "corrected_comparisons", "alignment_lmm"},
     "pronoun_fidelity": {"accuracy", "case_consistency", "case_consistency_by_pronoun_set",
                          "distractor_effects", "error_attribution", "glmm",
                          "no_context_preferences", "welch"},
