@@ -10,7 +10,11 @@ metrics named as gbstats' variants). singular_they was remade again on branch
 `camilliere` (issue 23, part A): it now scores the published Camilliere et al.
 (2021) stimuli (typos corrected), its simulated panel has the published
 acceptance counts, and its paper-scale table is Watson et al.'s
-`surprisal_they ~ gendered + close + (1|itm)`. Each study runs
+`surprisal_they ~ gendered + close + (1|itm)`. On the integrated main of issues
+23-27, singular_they was remade once more (issue 25's Fisher-z corrected-r and
+centred raw-r intervals, the corrected comparison table) and pronoun_fidelity too
+(issue 25: bglmer's penalised GLMM leads its glmm and distractor_effects tables,
+glmer beside it); name_gender was added (issue 23, part B). Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
