@@ -235,8 +235,8 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         converted = converted_folder(spec.name, version, gguf, dtype)
         if (converted / "config.json").exists():
             return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
-                                                     dtype=resolve_dtype(dtype))
+        model = plain_model(AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
         _save_converted(model, converted)
         return model
 
@@ -260,6 +260,29 @@ def converted_folder(name: str, version: str, gguf: Path, part: str) -> Path:
 
     tag = f"{version}-{gguf.stat().st_size}-transformers{transformers.__version__}"
     return model_cache_dir() / name / tag / part
+
+
+def plain_model(model):
+    """The de-quantized weights of a GGUF-loaded model in a model of the same class with no
+    quantization attached.
+
+    transformers 5.x marks a model read from GGUF as quantized and its
+    save_pretrained refuses it ("quantized with gguf and is not serializable"),
+    although the weights it holds are already plain tensors; 4.57 saved it.
+    Copying the tensors into an unquantized twin gives a model both versions
+    save and load,
+    and that scores exactly like the original (tests/models/test_converted_model.py).
+    """
+    import copy
+
+    config = copy.deepcopy(model.config)
+    if not hasattr(config, "quantization_config") and getattr(model, "hf_quantizer", None) is None:
+        return model
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = type(model)(config)  # on the CPU: its buffers (rotary tables) are built here
+    plain.load_state_dict(model.state_dict())
+    return plain.to(model.dtype).eval()
 
 
 def _save_converted(obj, target: Path) -> None:

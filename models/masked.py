@@ -137,8 +137,32 @@ def _final_hidden_at(model, input_ids, attention, at, pos):
     for layer in lower:
         hidden = _first(layer(hidden, attention_mask=mask))
     query = hidden[at, pos].unsqueeze(1)
-    context = _first(last.attention.self(query, attention_mask=mask, encoder_hidden_states=hidden))
+    context = _last_layer_attention(last.attention.self, query, hidden, mask)
     return last.feed_forward_chunk(last.attention.output(context, query))[:, 0]
+
+
+def _last_layer_attention(attention, query, hidden, mask):
+    """BERT self-attention with the query at one position and keys/values from every position.
+
+    Computed here rather than through the layer's own forward: transformers 4.x
+    let `encoder_hidden_states=` supply the keys and values, 5.x ignores that
+    argument for self-attention (the query then attends to itself only and the
+    shapes break). The projections are the layer's own; softmax(QK^T/sqrt(d) +
+    mask)V is what both versions compute (no dropout in eval mode).
+    """
+    import torch
+
+    rows, width = hidden.shape[:2]
+    heads, size = attention.num_attention_heads, attention.attention_head_size
+
+    def split(x):  # (rows, length, heads * size) -> (rows, heads, length, size)
+        return x.view(rows, x.shape[1], heads, size).transpose(1, 2)
+
+    q = split(attention.query(query))
+    k = split(attention.key(hidden))
+    v = split(attention.value(hidden))
+    context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return context.transpose(1, 2).reshape(rows, 1, heads * size)
 
 
 def _head(lm: LanguageModel):
