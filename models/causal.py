@@ -289,8 +289,7 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
                   batch_size: int, cache_dir, use_cache: bool, progress) -> tuple[list[dict], dict]:
     """The shared path: per-token log-probs of each continuation given BOS (if any) + prefix."""
     _check_bos(bos)
-    namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
-                 "scorer": "causal_token_logprobs", "bos": bos}
+    namespace = lm.cache_namespace("causal_token_logprobs", bos=bos)
     keys = [cache_key(namespace, [p, c]) for p, c in zip(prefixes, continuations)]
 
     def sort_keys(units):

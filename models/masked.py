@@ -233,8 +233,7 @@ def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant
     """The shared path: per-token PLL terms of each text (or of its span), cached per text."""
     _check_variant(variant)
     units = prepare_masked(lm, texts, spans, variant, reject_unknown=reject_unknown)
-    namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
-                 "scorer": "masked_token_logprobs", "variant": variant}
+    namespace = lm.cache_namespace("masked_token_logprobs", variant=variant)
     keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
     results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],
                                score_batch=BatchScorer(lm, forward_masked, {"max_rows": max_rows}),
