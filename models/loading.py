@@ -82,6 +82,10 @@ class LanguageModel:
         if self._model is None:
             if self.load_weights is None:
                 raise ModelUnavailableError(f"model {self.name!r} has neither weights nor a loader")
+            if self.device_map is None:
+                # checked here, not at load_scorer: a run whose scores are all cached
+                # never imports torch, let alone asks for (or initialises) a GPU
+                check_device_available(self.device)
             model = self.load_weights()
             if self.device_map is None:
                 model.to(self.device)
@@ -186,13 +190,20 @@ def _torch():
 
 
 def resolve_device(device: str) -> str:
-    """Check that the requested device exists here; 'cuda:1' style indices are allowed.
+    """Check that the requested device is a device name; 'cuda:1' style indices are allowed.
 
-    "cpu" needs no torch, so a run whose scores are all cached never imports it.
+    Whether it exists here is checked when weights load (check_device_available),
+    so a run whose scores are all cached imports no torch and touches no GPU.
     """
     base = device.split(":")[0]
     if base not in DEVICES:
         raise UnknownNameError("device", device, list(DEVICES))
+    return device
+
+
+def check_device_available(device: str) -> str:
+    """Check that torch sees the device (imports torch for a GPU device)."""
+    base = resolve_device(device).split(":")[0]
     if base == "cpu":
         return device
     torch = _torch()
