@@ -41,9 +41,10 @@ def _child(cache_dir, folder, texts, device="cpu") -> dict:
 
 
 def test_a_cached_run_with_a_local_model_loads_nothing(tiny_gpt2_dir, tmp_path):
-    from models.loading import load_scorer
+    from models.loading import clear_loaded_models, load_scorer
 
     cache = tmp_path / "cache"
+    clear_loaded_models()  # a fresh handle, not the session fixture's (which has loaded both)
     lm = load_scorer(str(tiny_gpt2_dir))
     assert not lm.tokenizer_loaded and not lm.weights_loaded  # nothing until it is needed
     assert (lm.kind, lm.model_type, lm.revision) == ("causal", "gpt2", "local")
