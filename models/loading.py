@@ -5,9 +5,11 @@ provenance every score table records (`model`, `revision`). Loading the
 embedded SmolLM2 takes ~20 s, so loaded models are kept in a per-process dict
 keyed by (name, device, dtype, revision) and reused across a study.
 
-The embedded model loads nothing up front: its provenance (`model_id`,
-`revision`, `kind`, `model_type`) comes from the registry and the installed
-package's version, which is all a cache key needs. Its tokenizer loads on
+No model loads anything heavy up front. The embedded model's provenance
+(`model_id`, `revision`, `kind`, `model_type`) comes from the registry and the
+installed package's version; a hub or local model's from its config.json
+(read as JSON, and for a hub model the snapshot commit it came from). That is
+all a cache key needs. Its tokenizer loads on
 first use and its weights on the first forward pass. So a re-run whose scores
 are all cached imports neither torch nor transformers and reads no model file.
 

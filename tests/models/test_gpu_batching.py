@@ -159,3 +159,19 @@ def test_half_precision_scores_and_their_dependence_on_the_batch(tiny_gpt2_dir, 
     assert against_fp32.max() < 0.05  # nats per token, on a 2-layer model with small logits
     assert across_batches.max() < 0.05
     assert against_fp32.max() > 1e-6  # half precision is not float32
+
+
+def test_device_map_auto_places_the_model_and_scores_alike(tiny_gpt2, tiny_gpt2_dir):
+    pytest.importorskip("accelerate", reason="device_map needs accelerate (gbstats[models])")
+    from gbstats.errors import UnknownNameError
+    from models.loading import ModelUnavailableError, load_scorer
+
+    placed = load_scorer(str(tiny_gpt2_dir), device_map="auto")
+    assert placed.device_map == "auto" and placed.device_type == "auto"
+    ours = score_sentences(SENTENCES, lm=placed, use_cache=False)["logprob"].to_numpy()
+    reference = score_sentences(SENTENCES, lm=tiny_gpt2, use_cache=False)["logprob"].to_numpy()
+    np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=0)
+    with pytest.raises(UnknownNameError, match="device_map 'balanced'"):
+        load_scorer(str(tiny_gpt2_dir), device_map="balanced")
+    with pytest.raises(ModelUnavailableError, match="device_map"):
+        load_scorer("smollm2-135m", device_map="auto")
