@@ -104,6 +104,10 @@ def test_both_stacks_score_alike(smollm):
             pytest.fail(f"{reason}; CI's setup builds both")
         pytest.skip(reason)
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    # embedding R (rpy2, imported by earlier tests) puts the system's library folders first
+    # on LD_LIBRARY_PATH; a child interpreter then loads the wrong libpython for _ssl
+    # (models.engine explains the same for Ray). The child needs no R: drop the variable.
+    env.pop("LD_LIBRARY_PATH", None)
     done = subprocess.run([str(other), "-c", CHILD, json.dumps(STIMULI)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
