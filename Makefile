@@ -1,6 +1,7 @@
 # Two commands a new user needs: `make demo` and `make test`. Both set up first;
 # setup is idempotent and fast when nothing changed.
 PY := .venv/bin/python
+PY_TF5 := .venv-tf5/bin/python
 # The public datasets: $GBSTATS_DATA if set, else ../shared/data beside the checkout.
 GBSTATS_DATA ?= $(abspath ../shared/data)
 export GBSTATS_DATA
@@ -13,8 +14,11 @@ setup:
 demo: setup
 	$(PY) -m studies.singular_they
 
+# Every test on the pinned stack, then the model tests again on the newest
+# transformers 5.x (.venv-tf5, built by scripts/setup.sh).
 test: setup
 	$(PY) -m pytest -q
+	$(PY_TF5) -m pytest -q tests/models
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
@@ -23,4 +27,4 @@ check: setup
 	$(PY) -m gbstats check
 
 clean:
-	rm -rf .venv reports/*/ .pytest_cache
+	rm -rf .venv .venv-tf5 reports/*/ .pytest_cache

