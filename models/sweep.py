@@ -251,8 +251,10 @@ def sweep(stimuli: Stimuli, model_names: list[str], *, device: str = "cpu",
     from models.engine import current_engine
     from models.loading import clear_loaded_models, load_scorer
 
-    batch_size = options.get("batch_size", 32)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    # None: the device's own batch plan (models.batching.plan_batches)
+    batch_size = options.get("batch_size")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                   or batch_size < 1):
         raise DataValidationError("the batch size must be a whole number >= 1",
                                   source="--batch-size", expected="1 or more",
                                   found=repr(batch_size))

@@ -263,7 +263,7 @@ def score(ws: Workspace, *args) -> str:
 
 
 def study(name: str, *args) -> str:
-    from studies.registry import get_study
+    from studies.discovery import get_study
 
     return cli(get_study(name).main, list(args))
 
@@ -748,9 +748,13 @@ def _(ws):
     folder = ws.fresh("human_camilliere")
     path = folder / "camilliere_data.txt"
     path.write_text("ID exp cond itm rating clust nBAcc gId\n"
-                    "s1 main 1 1 5 1 3 2\n"
-                    '"" main 1 2 4 1 3 2\n')
-    return load_human_file(ws, path)
+                    "s1 main gfamily 1 5 1 3 2\n"
+                    '"" main gfamily 2 4 1 3 2\n')
+    from studies.singular_they.human import load_human
+    from studies.singular_they.stimuli import load_camilliere
+
+    # the layout is keyed by (cond, itm) of the published stimuli, so it is read against them
+    return load_human(path, load_camilliere()[0])
 
 
 @case("load_human: semicolon-separated file equals the comma-separated one", "load_human",
