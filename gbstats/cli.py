@@ -8,6 +8,18 @@ import sys
 from gbstats.errors import GbstatsError
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts (--batch-size, --frames, --draws): a usage error for 0, -1 or
+    "x", never a traceback. Shared by the gbstats, models and studies command lines."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
+    return value
+
+
 def _cmd_check(args) -> int:
     from gbstats.check import run_checks
 

@@ -13,18 +13,8 @@ import argparse
 import sys
 import time
 
+from gbstats.cli import positive_int
 from gbstats.errors import GbstatsError
-
-
-def positive_int(text: str) -> int:
-    """argparse type for counts (--batch-size): a usage error for 0, -1 or "x", not a traceback."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from gbstats.cli import positive_int  # re-exported: studies import it from here
+
 DEFAULT_MODEL = "smollm2-135m"
 _STARTED = time.perf_counter()
 
@@ -46,17 +48,6 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
                             help="refit every Bayesian twin with priors twice as wide and "
                                  "report both side by side (table prior_sensitivity)")
     return parser
-
-
-def positive_int(text: str) -> int:
-    """argparse type for counts such as --frames N: a clear usage error for 0, -1 or "x"."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 1 or more, found {value}")
-    return value
 
 
 def seed_int(text: str) -> int:
