@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 OUTCOMES = ("clean_error", "correct_result", "silent_wrong", "clobbered_or_mixed",
             "raw_traceback", "unclear_error")
 STUDY_NAMES = ("singular_they", "role_nouns", "cognitive_bias", "pronoun_fidelity", "winopron",
-               "genda_lens", "example_they")
+               "genda_lens", "example_they", "name_gender")
 BAYES_STUDIES = ("singular_they", "role_nouns", "cognitive_bias", "genda_lens", "example_they")
 # A text's score moves by about 1e-5 nats with the other texts in its batch and the
 # thread count (issue 24, item 12); tiny float32 models stay well inside 1e-4.
@@ -388,6 +388,8 @@ for _label, _args, _names in [
         ("--batch-size 0", ["--batch-size", "0"], ("--batch-size",)),
         ("--batch-size -3", ["--batch-size", "-3"], ("--batch-size",)),
         ("--batch-size x", ["--batch-size", "x"], ("--batch-size",)),
+        ("--token-budget 0", ["--token-budget", "0"], ("--token-budget",)),
+        ("unknown --device-map", ["--device-map", "everywhere"], ("--device-map",)),
         ("unknown --measure", ["--measure", "surprise"], ("--measure",)),
         ("unknown flag", ["--frobnicate"], ("--frobnicate",)),
         ("unknown --dtype", ["--dtype", "float8"], ("--dtype",)),
@@ -982,6 +984,19 @@ for _name in BAYES_STUDIES:
     def _run_draws(ws, name=_name):
         return study(name, "--draws", "0", "--out", ws.fresh(f"study_{name}") / "r")
     case(f"{_name} CLI: --draws 0", f"{_name} CLI", names=("--draws",))(_run_draws)
+
+
+@case("name_gender CLI: --n-boot 0", "name_gender CLI", names=("--n-boot",))
+def _(ws):
+    return study("name_gender", "--model", "none", "--n-boot", "0",
+                 "--out", ws.fresh("study_name_gender_boot") / "r")
+
+
+@case("singular_they CLI: unknown --stimuli name", "singular_they CLI",
+      names=("--stimuli", "camilliere2021"))
+def _(ws):
+    return study("singular_they", "--stimuli", "camiliere2021", "--no-bayes",
+                 "--out", ws.fresh("study_they_stimuli") / "r")
 
 
 @case("example_they CLI: --out in /proc", "example_they CLI", names=("--out", "/proc"))
