@@ -262,7 +262,10 @@ class Run:
         if "lme4" not in wanted or self.lme4_available("the lme4 fits"):
             return wanted
         rest = [b for b in wanted if b != "lme4"]
-        reason = statsmodels_cannot_fit(formula, family)
+        from gbstats.mixed.engines.statsmodels import unsupported_reason
+        from gbstats.mixed.formula import parse_formula
+
+        reason = unsupported_reason(parse_formula(formula), family)
         if reason is None and "statsmodels" not in rest:
             self.note(f"{name}: fitted with statsmodels instead of lme4 (REML, Wald tests)")
             return rest + ["statsmodels"]
@@ -310,19 +313,6 @@ class Run:
         from gbstats.report.outputs import file_checksums
 
         self.data_files.update(file_checksums([p for p in paths if p]))
-
-
-def statsmodels_cannot_fit(formula: str, family: str) -> str | None:
-    """Why statsmodels MixedLM cannot fit this model, or None when it can."""
-    from gbstats.mixed.engines.statsmodels import UnsupportedByStatsmodels, check_supported
-    from gbstats.mixed.formula import parse_formula
-
-    try:
-        check_supported(parse_formula(formula), family)
-    except UnsupportedByStatsmodels:
-        return ("a binomial GLMM" if family != "gaussian" else
-                "it takes one grouping factor with one random term")
-    return None
 
 
 def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None:

@@ -27,17 +27,27 @@ class UnsupportedByStatsmodels(GbstatsError):
     """A formula or family statsmodels MixedLM cannot fit."""
 
 
-def check_supported(parsed: ParsedFormula, family: str) -> None:
+def unsupported_reason(parsed: ParsedFormula, family: str) -> str | None:
+    """Why MixedLM cannot fit this model, in a few words ("a binomial GLMM", "crossed
+    random effects"), or None when it can. The runner's fallback note and
+    `check_supported`'s error both say it this way."""
     if family != "gaussian":
-        raise UnsupportedByStatsmodels(
-            f"the statsmodels backend cannot fit a {family} GLMM ({parsed.text!r}): statsmodels has "
-            f"no maximum-likelihood GLMM (its BinomialBayesMixedGLM is variational Bayes); {LME4_HINT}")
+        return f"a {family} GLMM"
     if len(parsed.random) > 1:
-        what = ("crossed random effects" if len(parsed.groups) > 1
+        return ("crossed random effects" if len(parsed.groups) > 1
                 else "several random terms for one grouping factor")
-        raise UnsupportedByStatsmodels(
-            f"the statsmodels backend cannot fit {what} in {parsed.text!r}: MixedLM takes one "
-            f"grouping factor with one (correlated) random term; {LME4_HINT}")
+    return None
+
+
+def check_supported(parsed: ParsedFormula, family: str) -> None:
+    what = unsupported_reason(parsed, family)
+    if what is None:
+        return
+    why = ("statsmodels has no maximum-likelihood GLMM (its BinomialBayesMixedGLM is "
+           "variational Bayes)" if family != "gaussian" else
+           "MixedLM takes one grouping factor with one (correlated) random term")
+    raise UnsupportedByStatsmodels(
+        f"the statsmodels backend cannot fit {what} in {parsed.text!r}: {why}; {LME4_HINT}")
 
 
 def fit(parsed: ParsedFormula, prepared, family: str) -> FitResult:
@@ -273,5 +283,5 @@ def ranef_tables(handle) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(vals), pd.DataFrame(pars)
 
 
-__all__ = ["fit", "check_supported", "UnsupportedByStatsmodels", "ml_fit", "fixed_effects",
+__all__ = ["fit", "check_supported", "unsupported_reason", "UnsupportedByStatsmodels", "ml_fit", "fixed_effects",
            "ranef_tables"]
