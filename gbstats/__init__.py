@@ -62,11 +62,11 @@ _EXPORTS = {
     "f1": "gbstats.inference.metrics",
     "group_minimum_consistency": "gbstats.inference.metrics",
     # reports
-    "to_latex_table": "gbstats.report.outputs",
-    "to_markdown_table": "gbstats.report.outputs",
-    "write_results_json": "gbstats.report.outputs",
-    "provenance": "gbstats.report.outputs",
-    "StudyReport": "gbstats.report.outputs",
+    "to_latex_table": "gbstats.report.latex",
+    "to_markdown_table": "gbstats.report.markdown",
+    "write_results_json": "gbstats.report.results_json",
+    "provenance": "gbstats.report.provenance",
+    "StudyReport": "gbstats.report.study_report",
     # data
     "load_dataset": "gbstats.data.registry",
     "ExclusionLog": "gbstats.exclusions",

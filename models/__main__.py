@@ -119,7 +119,7 @@ def say(args, text: str) -> None:
 def score_command(args) -> int:
     from models.engine import engine_from_args
     from models.registry import DEFAULT_MODEL
-    from gbstats.report.outputs import check_output_file
+    from gbstats.report.files import check_output_file
     from models.sweep import read_stimuli, require_score_format, sweep, write_scores
 
     # Before any model or data is loaded: --out must be a known format, writable, and not

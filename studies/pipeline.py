@@ -310,7 +310,7 @@ class Run:
 
     def add_data_files(self, paths: Sequence) -> None:
         """Checksums of files outside the dataset registry (a --human or --predictions file)."""
-        from gbstats.report.outputs import file_checksums
+        from gbstats.report.provenance import file_checksums
 
         self.data_files.update(file_checksums([p for p in paths if p]))
 
@@ -330,7 +330,9 @@ def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None
 
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
     from gbstats.mixed.fitting import reused_fits_note
-    from gbstats.report.outputs import StudyReport, check_output_folder, provenance, staged_folder
+    from gbstats.report.study_report import StudyReport
+    from gbstats.report.files import check_output_folder, staged_folder
+    from gbstats.report.provenance import provenance
 
     run = Run(study, args, command=command)
     if study.shortcut is not None and study.shortcut(run):

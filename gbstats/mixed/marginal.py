@@ -26,7 +26,7 @@ matching adjustment (Tukey, or Bonferroni for "holm", as emmeans does).
 Means are never adjusted.
 
 The result, `MarginalMeans`, holds two tidy tables with the same columns on
-every backend, ready for `gbstats.report.outputs.to_latex_table`.
+every backend, ready for `gbstats.report.latex.to_latex_table`.
 """
 from __future__ import annotations
 

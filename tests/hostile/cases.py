@@ -1064,13 +1064,13 @@ for _study, _label, _content, _names in [
 TINY_STUDY = textwrap.dedent("""
     import os, signal, sys
     import pandas as pd
-    from gbstats.report import outputs
+    from gbstats.report.study_report import StudyReport
     from studies.pipeline import Study
 
     seed = int(sys.argv[sys.argv.index("--seed") + 1])
     kill_after = int(os.environ.get("KILL_AFTER_TABLES", "0"))
     written = []
-    table = outputs.StudyReport.table
+    table = StudyReport.table
 
     def table_then_maybe_die(self, *args, **kwargs):
         path = table(self, *args, **kwargs)
@@ -1079,7 +1079,7 @@ TINY_STUDY = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)   # mid-write: some tables on disk, no report
         return path
 
-    outputs.StudyReport.table = table_then_maybe_die
+    StudyReport.table = table_then_maybe_die
 
     def load(run, state):
         return pd.DataFrame({"x": [float(seed), float(seed) + 1]})

@@ -11,9 +11,11 @@ import sys
 import pytest
 
 from gbstats.errors import OutputPathError
-from gbstats.report import outputs
-from gbstats.report.outputs import (check_output_file, check_output_folder, publish_folder,
-                                    remove_stale_partials, staged_folder)
+from gbstats.report import files as output_files
+from gbstats.report.study_report import StudyReport
+from gbstats.report.files import (
+    check_output_file, check_output_folder, publish_folder, remove_stale_partials, staged_folder,
+)
 
 
 def _report_folder(path, text):
@@ -37,7 +39,7 @@ def test_an_error_inside_the_stage_leaves_the_old_folder_and_no_staging(tmp_path
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two renames"])
 def test_publish_replaces_the_whole_folder(tmp_path, monkeypatch, exchange):
     if not exchange:  # a system without renameat2 RENAME_EXCHANGE takes the fallback
-        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(output_files, "_exchange", lambda a, b: False)
     out = _report_folder(tmp_path / "r", "old")
     with staged_folder(out) as staging:
         (staging / "results.json").write_text("new")
@@ -101,7 +103,7 @@ def test_written_files_and_folders_follow_the_umask(tmp_path, mask):
     try:
         out = tmp_path / "r"
         with staged_folder(out) as staging:
-            report = outputs.StudyReport("s", staging, "T")
+            report = StudyReport("s", staging, "T")
             import pandas as pd
 
             report.table("t", pd.DataFrame({"x": [1.0]}), "caption")

@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gbstats.report.outputs import StudyReport, to_latex_table
+from gbstats.report.study_report import StudyReport
+from gbstats.report.latex import to_latex_table
 from gbstats.mixed.results import COEF_COLUMNS, FitResult
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

@@ -1,7 +1,7 @@
 """Reports: escaping, number and p-value formatting, Markdown, results.json, provenance,
 the StudyReport folder and the figure helper.
 
-Expected strings are derived by hand from the rules in gbstats/report/outputs.py's
+Expected strings are derived by hand from the rules in gbstats/report/formatting.py's
 module docstring; each case says which rule it exercises.
 """
 from __future__ import annotations
@@ -23,10 +23,12 @@ from hypothesis import strategies as st
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
 from gbstats.report.figures import new_figure, savefig, unlabelled_axes
-from gbstats.report.outputs import (
-    DEFAULT_COLUMN_LABELS, StudyReport, escape_latex, file_checksums, format_number, format_p_value,
-    provenance, to_jsonable, to_latex_table, to_markdown_table, write_results_json,
-)
+from gbstats.report.formatting import DEFAULT_COLUMN_LABELS, format_number, format_p_value
+from gbstats.report.study_report import StudyReport
+from gbstats.report.latex import escape_latex, to_latex_table
+from gbstats.report.provenance import file_checksums, provenance
+from gbstats.report.results_json import to_jsonable, write_results_json
+from gbstats.report.markdown import to_markdown_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -402,7 +404,7 @@ def test_simulated_marking_can_be_set_per_block(tmp_path):
     panel's blocks when the report itself is not simulated, and vice versa."""
     import pandas as pd
 
-    from gbstats.report.outputs import StudyReport
+    from gbstats.report.study_report import StudyReport
 
     report = StudyReport("mixed", tmp_path, "Mixed study", simulated=False)
     report.section("Model side", "real scores")

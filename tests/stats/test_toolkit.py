@@ -27,7 +27,7 @@ from gbstats.mixed.formula import fixed_effect_names, parse_formula
 from gbstats.mixed.lmm import fit_glmm, fit_lmm, fit_notes
 from gbstats.mixed.marginal import _adjusted, holm, marginal_means
 from gbstats.mixed.ranef import r2_nakagawa, random_effects
-from gbstats.report.outputs import to_latex_table
+from gbstats.report.latex import to_latex_table
 from tolerances import monte_carlo_close
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference"
