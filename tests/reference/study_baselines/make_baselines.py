@@ -28,6 +28,7 @@ commands and compares the tables.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,11 +49,12 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def run_study(study: str, out: Path) -> dict:
-    """Run `python -m studies.<study>` with the recorded flags; return results.json's tables."""
+def run_study(study: str, out: Path, env: dict | None = None) -> dict:
+    """Run `python -m studies.<study>` with the recorded flags (and `env` added to the
+    environment); return results.json's tables."""
     cmd = [sys.executable, "-m", f"studies.{study}", *RUNS[study], "--seed", "2023",
            "--out", str(out)]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=None if env is None else {**os.environ, **env})
     return json.loads((out / "results.json").read_text())["tables"]
 
 
