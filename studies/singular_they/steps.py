@@ -175,7 +175,7 @@ def report(run, report, s) -> None:
         + stimuli_description(s.stimuli, s.corrections, s.text_reason) + " Human data: "
         + ("a SIMULATED panel (no real judgements are public)." if simulated
            else f"`{run.args.human}`.")
-        + run.notes_markdown()))
+        + " " + QUANTITIES + run.notes_markdown()))
     report.table("stimuli_summary",
                  A.stimuli_summary(s.stimuli)[["antecedent_type", "label", "n"]],
                  "Stimuli per antecedent type")
@@ -243,6 +243,12 @@ def report(run, report, s) -> None:
                      simulated=simulated)
 
 
+# Issue 31 (reviewer point 6): the two sides measure different things, said once, plainly.
+QUANTITIES = ("The two sides are different quantities: the model's is the probability of the "
+              "they-form over its whole vocabulary (or its surprisal), not a choice among "
+              "pronouns, so no set of options and no covered probability mass is involved; "
+              "people's is a naturalness rating of the whole sentence. The report compares "
+              "their patterns over items (correlations, signs of effects), never their levels.")
 TYPO_LABELS = {"cond": "Condition", "itm": "Item", "original": "Published text",
                "corrected": "Corrected text", "reason": "Why it is a typo"}
 

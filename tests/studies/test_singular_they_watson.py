@@ -317,3 +317,27 @@ def test_report_says_how_a_masked_model_scored(masked_case):
     assert "48 of 64 forms are one piece" in text and "16 split into several pieces" in text
     assert P.scoring_counts(scored) == (48, 16)
     assert "left context" in P.scoring_description(scored, "causal")
+
+
+@pytest.mark.slow
+def test_a_masked_model_runs_the_study_end_to_end(stimuli, tmp_path):
+    """`--model <a BERT folder>`: the report says the form was scored as Watson et al. did,
+    and the anchor's row for this run reads the whole sentence."""
+    import json
+
+    from studies.singular_they.run import main
+
+    folder = _tiny_bert_for(list(stimuli["sentence"]), tmp_path / "bert")
+    out = tmp_path / "out"
+    assert main(["--model", str(folder), "--out", str(out), "--no-bayes", "--n-boot", "20",
+                 "--backend", "statsmodels", "--cache-dir", str(tmp_path / "cache")]) == 0
+    results = json.loads((out / "results.json").read_text())
+    report = (out / "report.md").read_text()
+    assert "as Watson et al. (2023) scored it with BERT" in report
+    assert "254 of 335 forms are one piece" in report   # every form but the 81 themselves
+    anchor = pd.DataFrame(results["tables"]["published_anchor"])
+    ours = anchor[anchor["source"] != "Watson et al. (2023)"]
+    assert set(ours["context"]) == {"the whole sentence, form masked"}
+    assert "Scored as Watson et al. did" in report and "only the words before" not in report
+    assert results["provenance"]["extra"]["stimuli_text"] == "corrected"
+    assert results["provenance"]["extra"]["simulated_panel"]["seed"] == 2023
