@@ -193,18 +193,20 @@ def simulate_panel(stimuli: pd.DataFrame, seed: int = 2023,
                                             in_frames["item"])}
     frames = sorted(in_frames["frame"].unique())
     controls = list(stimuli.loc[stimuli["antecedent_type"] == "inanimate", "item"])
-    kind = items["antecedent_type"]
-    blocks = []
-    for p_index, person in enumerate(people.itertuples(index=False)):
-        seen = [item_of[(frame, FRAME_TYPES[(f + p_index) % 8])]
-                for f, frame in enumerate(frames)] + controls
-        mean = (kind.loc[seen].map(STAGE_MEANS[person.stage]).to_numpy()
-                + rng.normal(0, SD_PARTICIPANT) + item_effect.loc[seen].to_numpy())
-        blocks.append(pd.DataFrame({
-            "participant": person.participant, "item": seen, "stage": person.stage,
-            "nb_acceptance": person.nb_acceptance, "familiarity": person.familiarity,
-            "rating": mean + rng.normal(0, SD_RESIDUAL, len(seen))}))
-    return pd.concat(blocks, ignore_index=True)
+    # the Latin square: person p sees frame f in type (f + p) mod 8, then every control
+    seen = np.array([[item_of[(frame, FRAME_TYPES[(f + p) % 8])] for f, frame in enumerate(frames)]
+                     + controls for p in range(len(people))])
+    kinds = items.loc[seen.ravel(), "antecedent_type"].to_numpy().reshape(seen.shape)
+    means = np.array([[STAGE_MEANS[stage][kind] for kind in row]
+                      for stage, row in zip(people["stage"], kinds)])
+    ratings = (means + rng.normal(0, SD_PARTICIPANT, (len(people), 1))
+               + item_effect.loc[seen.ravel()].to_numpy().reshape(seen.shape)
+               + rng.normal(0, SD_RESIDUAL, seen.shape))
+    per_trial = people.loc[people.index.repeat(seen.shape[1])].reset_index(drop=True)
+    return pd.DataFrame({"participant": per_trial["participant"], "item": seen.ravel(),
+                         "stage": per_trial["stage"],
+                         "nb_acceptance": per_trial["nb_acceptance"],
+                         "familiarity": per_trial["familiarity"], "rating": ratings.ravel()})
 
 
 def expected_close_gendered_effects(stage_sizes: dict[str, int] | None = None) -> dict[str, float]:
