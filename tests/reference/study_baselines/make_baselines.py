@@ -14,7 +14,10 @@ acceptance counts, and its paper-scale table is Watson et al.'s
 23-27, singular_they was remade once more (issue 25's Fisher-z corrected-r and
 centred raw-r intervals, the corrected comparison table) and pronoun_fidelity too
 (issue 25: bglmer's penalised GLMM leads its glmm and distractor_effects tables,
-glmer beside it); name_gender was added (issue 23, part B). Each study runs
+glmer beside it); name_gender was added (issue 23, part B). singular_they was remade
+on branch `they` (issue 31, point 9): its simulated panel draws people first and has
+calibrated survey scores (every SIMULATED table changed), and four tables were added
+(published_anchor, panel_parameters, panel_rating_means, panel_survey_tests). Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
