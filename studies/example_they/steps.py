@@ -59,5 +59,12 @@ def report(run, report, state):
     means, fits = state
     report.section("Design", f"Model `{run.args.model}` chooses among three pronoun forms after a "
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
-    report.table("they_by_name", means, "Mean probability and log-odds of the they-form")
-    report.fit_table("lmm", fits, f"`{FORMULA}`; `gendered` = 1 for a gendered name")
+    report.table("they_by_name", means, "Probability of the they-form after each kind of name",
+                 labels={"antecedent_type": "Name", "n": "Frames", "mean_p_they": "P(they)",
+                         "mean_logodds": "Log-odds"},
+                 values={"antecedent_type": {"gendered_name": "Gendered (Aaron)",
+                                             "nongendered_name": "Non-gendered (Alex)"}},
+                 notes=["P(they): the they-form's probability against he and she, "
+                        "averaged over frames; log-odds: its mean log-odds."])
+    report.fit_table("lmm", fits, f"`{FORMULA}`; `gendered` = 1 for a gendered name",
+                     variables={"gendered": "Gendered name"}, groups={"frame": "Frames"})

@@ -36,7 +36,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parents[1] / "reference" / "study_baselines"
 sys.path.insert(0, str(HERE))
-from make_baselines import RUNS, run_study  # noqa: E402
+from make_baselines import RUNS  # noqa: E402
 
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 
@@ -150,12 +150,13 @@ def k_name(kind) -> str:
 @needs_r
 @pytest.mark.slow
 @pytest.mark.parametrize("study", list(RUNS))
-def test_tables_equal_the_baseline(study, tmp_path):
+def test_tables_equal_the_baseline(study, study_output):
     baseline = json.loads((HERE / f"{study}.json").read_text())
     assert baseline["flags"] == RUNS[study], "the baseline was made with other flags"
     partly = {t: cols for (s, t), cols in PARTLY_IDENTIFIED.items() if s == study}
     unconverged = {t: rows for (s, t), rows in UNCONVERGED_ROWS.items() if s == study}
-    assert_same_tables(run_study(study, tmp_path / study), baseline["tables"],
+    # the run is shared with tests/studies/test_study_tables.py (conftest.study_output)
+    assert_same_tables(study_output(study)[1], baseline["tables"],
                        FITTED_TABLES.get(study, set()), partly, MODEL_TABLES.get(study, set()),
                        unconverged)
 
