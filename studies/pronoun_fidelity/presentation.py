@@ -27,8 +27,8 @@ GROUPS = {"occupation": "Occupations", "context_template": "Context templates"}
 def welch_view(welch: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """(Welch's tests for print, notes): the two levels compared in one column; each row's
     numerical warning becomes a sentence of the notes."""
-    view = welch.assign(comparison=[f"{GROUPINGS.get(g, g)}: {a} vs {b}" for g, a, b in
-                                    zip(welch["grouping"], welch["level_a"], welch["level_b"])])
+    view = welch.assign(comparison=[f"{a} vs {b}" for a, b in
+                                    zip(welch["level_a"], welch["level_b"])])
     by_warning: dict[str, list[str]] = {}
     for m, n, c, note in zip(view["model"], view["n_distractors"], view["comparison"],
                              view["note"]):
@@ -41,7 +41,8 @@ def welch_view(welch: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def with_level(table: pd.DataFrame) -> pd.DataFrame:
     """The grouping folded into the level: "overall", a pronoun set, a case, "1 distractors"."""
-    level = [("overall" if g == "all" else f"{lv} distractors" if g == "n_distractors" else lv)
+    level = [("overall" if g == "all" else
+              f"{lv} distractor{'' if lv == '1' else 's'}" if g == "n_distractors" else lv)
              for g, lv in zip(table["grouping"], table["level"].astype(str))]
     return table.drop(columns="grouping").assign(level=level)
 

@@ -177,7 +177,8 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
                   "seeds; dotted: chance)")
     welch_shown, welch_notes = V.welch_view(welch)
     report.table("welch", welch_shown, "Welch's t-tests of per-seed accuracies (the paper's "
-                 "comparisons)", labels=V.LABELS, groups="model", record=welch,
+                 "comparisons)", labels={**V.LABELS, "estimate": "Difference"},
+                 groups="model", record=welch, decimals={"t": 2, "df": 1},
                  notes=["Difference: first level minus second, in accuracy; Holm within model; "
                         "each group has " + ", ".join(map(str, sorted(set(welch["n_seeds_a"]))))
                         + " seeds." if len(welch) else "", A.WELCH_LIMITS] + welch_notes)
