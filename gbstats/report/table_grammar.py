@@ -516,3 +516,7 @@ def grammar_problems(table: PresentedTable) -> list[str]:
                                                            column.cells)]
         problems += [where + p for p in cell_problems(list(part.headings.values()))]
     return list(dict.fromkeys(problems))
+
+
+# the name `from gbstats import present_table` gives `present`
+present_table = present

@@ -25,17 +25,23 @@ from studies.discovery import discover
 # Studies without a baseline run: their fast flags here.
 EXTRA_RUNS = {"example_they": ["--frames", "4", "--no-bayes"]}
 NOT_YET = {
-    "name_gender": "report code not converted yet (engineer 'like' is rewriting it): "
+    "name_gender": "report code not converted yet (engineer 'like' is rewriting it). Remains: "
                    "human_models and human_fit_settings have identifier headers (experiment, "
-                   "kind, rows, coding) and cells (m_cond, R term names), and its appendix has "
-                   "an overfull box of 177 pt (human_fit_settings, 12 columns)",
-    "singular_they": "report code not converted yet (engineer 'like' is rewriting it): 15 of "
-                     "its tables have identifier headers or cells (snake_case, True/False, R "
-                     "term names) or more than 8 columns, and its appendix runs 1327 pt into the "
-                     "margin",
+                   "kind, rows, coding) and cells (m_cond, R term names); in the appendix "
+                   "human_models runs 177 pt into the margin, human_fit_settings 20 pt; its "
+                   "fitted models are not yet model tables (StudyReport.model_table)",
+    "singular_they": "report code not converted yet (engineer 'like' is rewriting it). Remains: "
+                     "identifier headers or cells (antecedent_type, item_set, label_a, "
+                     "(Intercept), close1:gendered1...) in stimuli_summary, "
+                     "stimulus_corrections, surprisal_by_type, lmm_close_gendered(_paper_scale), "
+                     "group_reliability, corrected_comparisons, size_matched_comparisons, "
+                     "alignment_lmm, group_correlations, group_correlation_comparisons, "
+                     "mann_whitney, human_model, human_main_effects, model_vs_human_effects; in "
+                     "the appendix 9 tables run 56-1327 pt into the margin (stimulus_corrections "
+                     "most); its fitted models are not yet model tables",
     "pronoun_memory": "a new study (engineer 'memory'): convert its report to the table grammar "
-                      "(gbstats.report.table_grammar, StudyReport.model_table) and give it "
-                      "baseline flags",
+                      "(labels=, values=, StudyReport.model_table for its fits; docs/tables.md) "
+                      "and give it fast flags in make_baselines.RUNS",
 }
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 
