@@ -327,9 +327,8 @@ def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: in
     if label is not None and not _LABEL_OK.match(label):
         raise ValueError(f"LaTeX label {label!r} may only contain letters, digits and : _ . - /")
     note_list = [notes] if isinstance(notes, str) else list(notes or [])
-    frame = df
-    kinds = {c: "p" for c in p_columns if c in getattr(frame, "columns", [])}
-    table = present(frame, caption, label=label, labels=column_labels, kinds=kinds,
+    kinds = {c: "p" for c in p_columns if c in getattr(df, "columns", [])}
+    table = present(df, caption, label=label, labels=column_labels, kinds=kinds,
                     decimals=digits, columns=columns, notes=note_list, settings_to_notes=False,
                     split=False, short_caption=False, intervals=False)
     return render_latex(table)

@@ -157,6 +157,10 @@ class StudyReport:
         coefficients (gbstats.mixed.fitting.stack_fits). `options` go to `model_table`."""
         from gbstats.mixed.fitting import stack_fits
 
+        if not fits:   # nothing was fitted (no engine could): an empty table says so
+            return self.table(name, stack_fits(fits), caption,
+                              notes=options.get("notes") or "No model was fitted (see the "
+                                                            "report's notes).")
         labels = {label: ENGINE_WORDS.get(label, label) for label in fits}
         models = {labels[label]: fit for label, fit in fits.items()}
         return self.model_table(name, models, caption, data=stack_fits(fits), **options)

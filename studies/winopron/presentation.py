@@ -13,7 +13,7 @@ METRICS = {"f1_macro": "Macro F1", "f1_occupation": "F1 occupation",
            "pronoun_consistency": "Pronoun consistency",
            "disambiguation_consistency": "Disambiguation consistency"}
 LABELS = {"grouping": "Grouping", "level": "Level", "case": "Case", "pronoun_set": "Pronoun set",
-          "metric": "Metric", "value": "Value", "chance": "Chance", "n": "N", "unit": "Unit", "level": "Level",
+          "metric": "Metric", "value": "Value", "chance": "Chance", "n": "N", "unit": "Unit",
           "p_below_chance": "p (below chance)", **METRICS}
 VALUES = {"grouping": GROUPINGS, "metric": METRICS}
 

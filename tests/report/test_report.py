@@ -523,3 +523,6 @@ def test_fit_table_is_a_model_table_whose_terms_and_notes_say_the_coding(tmp_pat
     report.fit_table("lmm_treatment", treatment, "Treatment")
     assert "answer: treatment coding, reference level entity1." in report.blocks[-1]
     assert "| answer: entity2 vs entity1 |" in report.blocks[-1]
+    report.fit_table("no_fit", {}, "No fits")      # no engine could fit: an empty table
+    assert report.blocks[-1].startswith("**Table: No fits**") and "No model was fitted" in \
+        report.blocks[-1]
