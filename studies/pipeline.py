@@ -136,6 +136,8 @@ class Run:
     # --prior-sensitivity's {what: default vs 2x-wider-prior table}
     bayes_twins: dict[str, dict] = field(default_factory=dict)
     prior_sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # {R term name: its label in words} of the twins in prior_sensitivity (for its table)
+    prior_sensitivity_terms: dict[str, str] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -208,6 +210,9 @@ class Run:
             return
         say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
         self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0)
+        from gbstats.report.model_table import fit_term_labels
+
+        self.prior_sensitivity_terms.update(fit_term_labels(twin))
 
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
@@ -315,16 +320,22 @@ class Run:
         self.data_files.update(file_checksums([p for p in paths if p]))
 
 
-def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None:
+def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame],
+                             terms: Mapping[str, str] | None = None) -> None:
     """The --prior-sensitivity table: every twin's default and 2x-wider-prior summaries."""
     columns = next(iter(tables.values())).columns
     report.table("prior_sensitivity", pd.concat(
         [t.assign(model=what) for what, t in tables.items()], ignore_index=True)[
             ["model", *columns]],
-        "Prior sensitivity of the Bayesian twins: posterior mean and 95% interval with the "
-        "default priors and with every default prior twice as wide (_wide); shift_in_sd = "
-        "difference of the means in posterior SDs of the default fit",
-        notes=["Default priors: rstanarm's autoscaled weakly-informative priors "
+        "Prior sensitivity of the Bayesian twins: default priors against priors twice as wide",
+        values={"term": dict(terms or {})},
+        labels={"model": "Model", "estimate": "Mean", "ci": "95% interval",
+                "estimate_wide": "Mean, wide", "ci_wide": "95% interval, wide",
+                "shift_in_sd": "Shift (SD)", "converged_wide": "Wide converged"},
+        groups="model",
+        notes=["Posterior mean and 95% interval with the default priors and with every default "
+               "prior twice as wide; shift: the difference of the means in posterior SDs of the "
+               "default fit. Default priors: rstanarm's autoscaled weakly-informative priors "
                "(see Bayesian twins); the wide fit multiplies every scale by 2."])
 
 
@@ -358,7 +369,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
         study.report(run, report, state)
         if run.prior_sensitivity:
-            report_prior_sensitivity(report, run.prior_sensitivity)
+            report_prior_sensitivity(report, run.prior_sensitivity, run.prior_sensitivity_terms)
         report.bayes_twins(run.bayes_twins)
         report.warnings(run.warnings)
         report.exclusions(run.log)
