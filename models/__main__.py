@@ -17,6 +17,10 @@ from gbstats.cli import positive_int
 from gbstats.errors import GbstatsError
 
 
+# The exit code of a run stopped by Ctrl-C (SIGINT), as a shell reports it: 128 + 2.
+EXIT_INTERRUPTED = 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.engine import add_engine_flags
     from models.loading import DEVICE_MAPS, DEVICES, DTYPES
@@ -174,6 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     except GbstatsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: one line on what was kept, not a traceback through torch
+        from models.cache import stored_summary
+
+        kept = stored_summary()
+        out = getattr(args, "out", None)
+        print(f"\ninterrupted: {kept + ' kept in the cache' if kept else 'no score was kept yet'}"
+              + (f"; {out} was not written" if out else "")
+              + "; rerun the same command to resume (cached scores are not computed again)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 1
 
 
