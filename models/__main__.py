@@ -166,8 +166,9 @@ def score_command(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = None
     try:
+        args = build_parser().parse_args(argv)
         if args.command == "score":
             return score_command(args)
         if args.command == "repair-cache":

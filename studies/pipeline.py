@@ -281,6 +281,7 @@ class Run:
         (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
         from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, fit_warnings, twin_record
 
+        INTERRUPTS.check()  # a Ctrl-C that R swallowed during these fits stops the run here
         self.fits[name] = dict(fits)
         self.warn(fit_warnings(fits, name))
         for label, twin in bayes_twins_of(fits).items():
@@ -398,6 +399,65 @@ def check_resampling_flags(run: "Run") -> None:
                      "p < .05. Rerun with the default for results you report.")
 
 
+class InterruptWatch:
+    """Ctrl-C must stop a run, but two libraries a study calls swallow it: R (through rpy2,
+    whose event callback catches the KeyboardInterrupt, prints "Exception ignored" and
+    lets the fit finish, or fail at R's next call) and the samplers (handled in
+    gbstats.mixed.bayes). While a run is watched, every SIGINT is recorded before the
+    KeyboardInterrupt is raised, and a KeyboardInterrupt that a C callback could not
+    raise is recorded and not printed; `check()`, between the steps, raises it again."""
+
+    def __init__(self):
+        self.seen = False
+        self._old_handler = self._old_hook = None
+
+    def __enter__(self):
+        self.seen = False
+        self.arm()
+        self._old_hook = sys.unraisablehook
+        sys.unraisablehook = self._unraisable
+        return self
+
+    def arm(self) -> None:
+        """(Re)install the recording SIGINT handler: R's start-up resets SIGINT's."""
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+            if self._old_handler is None:
+                self._old_handler = previous
+
+    def _on_sigint(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.seen = True
+            return
+        self._old_hook(unraisable)
+
+    def check(self) -> None:
+        """Raise the KeyboardInterrupt a library swallowed, if any; then re-arm."""
+        if self.seen:
+            raise KeyboardInterrupt("interrupted while a library held the signal")
+        self.arm()
+
+    def __exit__(self, *exc) -> bool:
+        import signal
+        import threading
+
+        sys.unraisablehook = self._old_hook
+        if self._old_handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._old_handler)
+        self._old_handler = None
+        return False
+
+
+INTERRUPTS = InterruptWatch()
+
+
 def interrupted_summary(out) -> str:
     """What a run stopped by Ctrl-C kept, and how to go on (one sentence)."""
     from gbstats.mixed.fit_cache import fit_cache_stored
@@ -432,8 +492,11 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")
+    INTERRUPTS.check()
     state = study.fit(run, state)
+    INTERRUPTS.check()
     state = study.tables(run, state)
+    INTERRUPTS.check()
     for note in reused_fits_note(run.fits):
         run.note(note)
     not_stored = fit_cache_store_failures(since=stores_before)
@@ -468,16 +531,24 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
     """Parse the flags, run the steps, write the report; 0, or 2 with one clean message."""
     prog = prog or study.prog
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = study.build_parser(prog).parse_args(argv)
+    args = None
     try:
-        # provenance records what a user types to run it again: `python -m studies.<name> ...`
-        _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
+        with INTERRUPTS:
+            args = study.build_parser(prog).parse_args(argv)
+            # provenance records what a user types to run it again: `python -m studies.<name> ...`
+            _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
     except GbstatsError as exc:
-        print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
-        return 2
+        if not INTERRUPTS.seen:  # else R failing on the interrupt it was sent: not an error
+            print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
+            return 2
+        out = getattr(args, "out", "the output folder")
+        print(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         # Ctrl-C: one line on what was kept, not a traceback through torch, R or PyMC
-        print(f"\nstudies.{study.name}: interrupted: {interrupted_summary(args.out)}",
+        out = getattr(args, "out", "the output folder")
+        print(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}",
               file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
