@@ -279,11 +279,20 @@ class Run:
         section, the reused-fits note names them, and each Bayesian twin among them goes
         to results.json's "bayes_twins" and the report's "Bayesian twins" section
         (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
-        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, fit_warnings, twin_record
+        from gbstats.mixed.fitting import fit_warnings
 
         INTERRUPTS.check()  # a Ctrl-C that R swallowed during these fits stops the run here
         self.fits[name] = dict(fits)
         self.warn(fit_warnings(fits, name))
+        self.record_twins(name, fits)
+        return self.fits[name]
+
+    def record_twins(self, name: str, fits: Mapping) -> None:
+        """The Bayesian twins among `fits` (the part of `record_fits` for a study that
+        collects warnings itself): results.json's "bayes_twins", the report's "Bayesian
+        twins" section, and --prior-sensitivity's refit of each."""
+        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, twin_record
+
         for label, twin in bayes_twins_of(fits).items():
             if "rhat_max" not in twin.fit_stats:
                 continue
@@ -291,7 +300,6 @@ class Run:
             self.bayes_twins[key] = twin_record(twin)
             if getattr(self.args, "prior_sensitivity", False):
                 self.check_prior_sensitivity(key, twin)
-        return self.fits[name]
 
     # -- progress --------------------------------------------------------------
     @staticmethod
