@@ -377,7 +377,7 @@ class staged_folder:
                     kept = self.out.with_name(f"{self.out.name}.gbstats-new-{os.getpid()}")
                     os.rename(self.staging, kept)
                     raise OutputPathError(
-                        f"{self.out} changed during the run and now {why}; it was left as it "
+                        f"{self.out} changed during the run: it {why}. It was left as it "
                         f"is, and the finished report was put in {kept}")
             publish_folder(self.staging, self.out)
         except OSError as err:

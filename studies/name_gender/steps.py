@@ -26,9 +26,9 @@ def check_twin_flags(run) -> None:
     asked = [flag for flag, on in (("--human-twins", run.args.human_twins),
                                    ("--alignment-twin", run.args.alignment_twin)) if on]
     if asked and run.args.no_bayes:
-        raise GbstatsError(f"{' and '.join(asked)} ask(s) for Bayesian twins, which --no-bayes "
-                           f"turns off; expected one or the other: drop --no-bayes to fit "
-                           f"them, or drop {' and '.join(asked)}")
+        raise GbstatsError(f"{' and '.join(asked)} {'ask' if len(asked) > 1 else 'asks'} for "
+                           f"Bayesian twins, which --no-bayes turns off; expected one or the "
+                           f"other: drop --no-bayes to fit them, or drop {' and '.join(asked)}")
 
 
 def record_twins(run, groups: dict) -> None:
