@@ -181,17 +181,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         # Ctrl-C: one line on what was kept, not a traceback through torch
+        from gbstats.cli import print_interrupted
         from models.cache import stored_summary
 
         kept = stored_summary()
         out = getattr(args, "out", None)
-        print(f"\ninterrupted: {kept + ' kept in the cache' if kept else 'no score was kept yet'}"
-              + (f"; {out} was not written" if out else "")
-              + "; rerun the same command to resume (cached scores are not computed again)",
-              file=sys.stderr)
+        print_interrupted(
+            f"\ninterrupted: {kept + ' kept in the cache' if kept else 'no score was kept yet'}"
+            + (f"; {out} was not written" if out else "")
+            + "; rerun the same command to resume (cached scores are not computed again)")
         return EXIT_INTERRUPTED
     return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from gbstats.cli import hidden_unraisable_interrupts
+
+    with hidden_unraisable_interrupts():
+        code = main()
+    if code == EXIT_INTERRUPTED:  # a second Ctrl-C during the interpreter's exit: no traceback
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

@@ -41,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from gbstats.cli import print_interrupted
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
 from models.cache import rejected_snapshot, rejected_summary, stored_summary
@@ -550,14 +551,12 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
             print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
             return 2
         out = getattr(args, "out", "the output folder")
-        print(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}",
-              file=sys.stderr)
+        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         # Ctrl-C: one line on what was kept, not a traceback through torch, R or PyMC
         out = getattr(args, "out", "the output folder")
-        print(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}",
-              file=sys.stderr)
+        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
         return EXIT_INTERRUPTED
     return 0
 
@@ -571,6 +570,10 @@ def exit_process(code: int):
     the standard streams and logging are flushed here. A running Ray instance
     is left to the normal exit, whose hooks stop its processes.
     """
+    if code == EXIT_INTERRUPTED:  # a second Ctrl-C while the process ends: no traceback
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: True)():
         sys.exit(code)

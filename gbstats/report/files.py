@@ -247,6 +247,11 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
     if resolved.exists() and not resolved.is_dir():
         raise OutputPathError(f"{flag} {path} is an existing file; expected a folder")
     if resolved.is_dir():
+        if os.path.ismount(resolved):
+            raise OutputPathError(
+                f"{flag} {path} is a mount point: the finished report replaces the output "
+                f"folder by a rename, which a mount point does not allow; expected a folder "
+                f"inside it, such as {path / 'report'}")
         why = replace_refusal(resolved)
         if why is not None:
             raise OutputPathError(f"{flag} {path} {why}")
@@ -265,9 +270,11 @@ def check_outside_output(out: str | os.PathLike,
     for label, place in places:
         resolved = Path(place).expanduser().resolve()
         if resolved == out_resolved or out_resolved in resolved.parents:
+            through = "" if Path(os.path.abspath(Path(place).expanduser())) == resolved \
+                else f" (through a link: it is {resolved})"
             raise OutputPathError(
-                f"{label} {place} lies inside {flag} {out}, which the run replaces as a whole "
-                f"when it finishes, so it would be deleted; expected {label} outside {flag}: "
+                f"{label} {place}{through} lies inside {flag} {out}, which the run replaces as a "
+                f"whole when it finishes, so it would be deleted; expected {label} outside {flag}: "
                 f"move it, or choose another {flag}")
 
 
@@ -374,8 +381,7 @@ class staged_folder:
             if self.out.is_dir():
                 why = replace_refusal(self.out)
                 if why is not None:
-                    kept = self.out.with_name(f"{self.out.name}.gbstats-new-{os.getpid()}")
-                    os.rename(self.staging, kept)
+                    kept = self._keep_finished()
                     raise OutputPathError(
                         f"{self.out} changed during the run: it {why}. It was left as it "
                         f"is, and the finished report was put in {kept}")
@@ -383,8 +389,23 @@ class staged_folder:
         except OSError as err:
             if isinstance(err, OutputPathError):
                 raise
-            shutil.rmtree(self.staging, ignore_errors=True)
             problem = place_problem(err)
-            raise OutputPathError(f"cannot put the finished outputs in place at {self.out} "
-                                  f"({problem or _os_reason(err)})") from None
+            kept = self._keep_finished()
+            raise OutputPathError(
+                f"cannot put the finished outputs in place at {self.out} ("
+                f"{'it is ' + problem if problem else _os_reason(err)})"
+                + (f"; they were kept in {kept}" if kept else "")) from None
         return False
+
+    def _keep_finished(self) -> Path | None:
+        """Move a finished staging folder that could not be published to a visible name
+        beside `out` (the work is done; only its place failed), or remove it."""
+        if self.staging is None or not self.staging.is_dir():
+            return None
+        kept = self.out.with_name(f"{self.out.name}.gbstats-new-{os.getpid()}")
+        try:
+            os.rename(self.staging, kept)
+        except OSError:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return None
+        return kept

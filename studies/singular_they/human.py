@@ -14,7 +14,8 @@ Two layouts are accepted, both long (one row per participant x item):
    - `familiarity` (optional): familiarity score.
 2. The Camilliere et al. (2021) file as Watson et al. (2023) describe it:
    space-separated `camilliere_data.txt` with columns `ID, exp, cond, itm,
-   rating, clust, nBAcc, gId`; practice trials have `exp == "practice"` (in any case: "Practice" too);
+   rating, clust, nBAcc, gId`; practice trials have `exp == "practice"` (in any case:
+   "Practice" too);
    `cond` uses the original condition codes and `itm` the item number, and the
    pair names one of the published stimuli (`--stimuli camilliere2021`, the
    default): a pair that names none is an error naming the row; `clust` 1/2/3 = innovator / non-innovator / super-innovator (the

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -215,6 +214,16 @@ def _(ws):
         _unchanged(out, before, "the report folder holding the input")
 
 
+@case("singular_they CLI: --human is a link, outside --out, to a file inside it",
+      "singular_they CLI", names=("--human", "through a link", "inside --out"))
+def _(ws):
+    folder = ws.fresh("files_input_link")
+    out = _marked_report(folder / "r", {"human.csv": ws.human_rows().to_csv(index=False)})
+    (folder / "human.csv").symlink_to(out / "human.csv")
+    return study("singular_they", "--human", folder / "human.csv", "--out", out,
+                 "--model", "no-such-model-anywhere")
+
+
 @case("singular_they CLI: --cache-dir inside --out (case 13)", "singular_they CLI",
       names=("--cache-dir", "inside --out"))
 def _(ws):
@@ -339,6 +348,24 @@ def _(ws):
     kept = [p for p in folder.iterdir() if ".gbstats-new-" in p.name]
     if len(kept) != 1 or not (kept[0] / "results.json").exists():
         raise Mixed(f"the finished report was not kept beside --out: {os.listdir(folder)}")
+    return _cli_of(done)
+
+
+@case("study runner: an --out that cannot be replaced at the end (a bind mount) keeps the "
+      "finished report", "study runner", names=("cannot put the finished outputs in place",
+                                                 "kept in"), needs=("mount",), slow=True)
+def _(ws):
+    folder = ws.fresh("files_out_mounted")
+    out = folder / "report"
+    _tiny_run(out, seed=1)
+    before = sha_tree(out)
+    done = _namespace(_read_only(out), [sys.executable, "-c", INTRUDER_STUDY.replace(
+        '(out / "thesis.tex").write_text("written into --out while the run worked")', "None"),
+        "--out", out])
+    _unchanged(out, before, "the mounted report")
+    kept = [p for p in folder.iterdir() if ".gbstats-new-" in p.name]
+    if len(kept) != 1 or not (kept[0] / "results.json").exists():
+        raise Mixed(f"the finished report was lost: {os.listdir(folder)}")
     return _cli_of(done)
 
 
@@ -803,6 +830,26 @@ def _(ws):
 CASES[-1].check = lambda ws, out: ws.check_scores(out, n=400)
 
 
+@case("score CLI: two Ctrl-Cs in a row: still one line and exit 130", "score CLI",
+      "correct_result", slow=True)
+def _(ws):
+    folder = ws.fresh("files_sigint_twice")
+    stimuli, cache = ws.stimuli(folder, n=400), folder / "cache"
+    results = []
+    for gap in (0.05, 0.3):
+        # `python -m models`, as a user types it: its exit is part of what is tested
+        child = subprocess.Popen([sys.executable, "-m", "models", "score", "--quiet", *_score_args(
+            ws, stimuli, folder / "o.csv", cache, "--batch-size", 4, "--no-cache")],
+            env=_env(), stderr=subprocess.PIPE, text=True)
+        time.sleep(6)
+        child.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=300)
+        results.append(_one_interrupted_line(child.returncode, err))
+    return results
+
+
 def _study_child(script: str, *args) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], env=_env(),
                             stderr=subprocess.PIPE, text=True)
@@ -1022,6 +1069,22 @@ def _check_practice(ws, value):
 
 
 CASES[-1].check = _check_practice
+
+
+@case("load_human: 'Practice' rows whose cond is no condition are excluded, not an error",
+      "load_human", "correct_result")
+def _(ws):
+    return _camilliere(ws, "files_practice_cond", ["s1 Practice practice 1 7 1 3 2\n",
+                                                   "s1 main gfamily 2 5 1 3 2\n"])
+
+
+def _check_one_trial(ws, value):
+    trials, log = value
+    if trials["item"].tolist() != ["gfamily-02"]:
+        raise Wrong(f"trials {trials['item'].tolist()}, expected the one real trial")
+
+
+CASES[-1].check = _check_one_trial
 
 
 @case("load_human: a blank familiarity beside a value is the value, not a conflict",
