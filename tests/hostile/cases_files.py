@@ -50,6 +50,15 @@ def _unchanged(folder: Path, before: dict, what: str) -> None:
         raise Mixed(f"{what} changed: {[name for name, _ in changed][:5]}")
 
 
+def _untouched_study(folder: Path, what: str, name: str, *args):
+    """Run study `name` with `args`; whatever it ends in, `folder` must be as it was."""
+    before = sha_tree(folder)
+    try:
+        return study(name, *args)
+    finally:
+        _unchanged(folder, before, what)
+
+
 @contextlib.contextmanager
 def _cwd(folder: Path):
     old = os.getcwd()
@@ -179,12 +188,9 @@ def _(ws):
 def _(ws):
     folder = ws.fresh("files_input_in_report")
     out = _marked_report(folder / "r", {"human.csv": ws.human_rows().to_csv(index=False)})
-    before = sha_tree(out)
-    try:
-        return study("singular_they", "--human", out / "human.csv", "--out", out,
-                     "--model", "no-such-model-anywhere")
-    finally:
-        _unchanged(out, before, "the report folder holding the input")
+    return _untouched_study(out, "the report folder holding the input",
+                            "singular_they", "--human", out / "human.csv", "--out", out, "--model",
+                            "no-such-model-anywhere")
 
 
 @case("singular_they CLI: --stimuli kept in a previous report folder (case 12)",
@@ -193,12 +199,9 @@ def _(ws):
     folder = ws.fresh("files_stimuli_in_report")
     out = _marked_report(folder / "r")
     ws.stimulus_table().to_csv(out / "stimuli.tsv", sep="\t", index=False)
-    before = sha_tree(out)
-    try:
-        return study("singular_they", "--stimuli", out / "stimuli.tsv", "--out", out,
-                     "--model", "no-such-model-anywhere")
-    finally:
-        _unchanged(out, before, "the report folder holding the input")
+    return _untouched_study(out, "the report folder holding the input",
+                            "singular_they", "--stimuli", out / "stimuli.tsv", "--out", out,
+                            "--model", "no-such-model-anywhere")
 
 
 @case("winopron CLI: --predictions that a previous report wrote, inside --out (case 12)",
@@ -206,12 +209,9 @@ def _(ws):
 def _(ws):
     folder = ws.fresh("files_predictions_in_report")
     out = _marked_report(folder / "r", {"predictions.tsv": "sentence_id\tprediction\n"})
-    before = sha_tree(out)
-    try:
-        return study("winopron", "--predictions", out / "predictions.tsv", "--out", out,
-                     "--model", "none")
-    finally:
-        _unchanged(out, before, "the report folder holding the input")
+    return _untouched_study(out, "the report folder holding the input",
+                            "winopron", "--predictions", out / "predictions.tsv", "--out", out,
+                            "--model", "none")
 
 
 @case("singular_they CLI: --human is a link, outside --out, to a file inside it",
@@ -254,11 +254,8 @@ def _(ws):
     folder = ws.fresh("files_added_to_report")
     out = _marked_report(folder / "r")
     (out / "tables" / "my_edit.tex").write_text("% edited by hand for the paper")
-    before = sha_tree(out)
-    try:
-        return study("singular_they", "--out", out, "--model", "no-such-model-anywhere")
-    finally:
-        _unchanged(out, before, "the report folder with the user's edit")
+    return _untouched_study(out, "the report folder with the user's edit",
+                            "singular_they", "--out", out, "--model", "no-such-model-anywhere")
 
 
 @case("role_nouns CLI: a report folder whose .gbstats-report marker is garbage",
@@ -277,11 +274,8 @@ def _(ws):
     (folder / "mine").mkdir()
     (folder / "mine" / "draft.docx").write_text("x")
     (folder / "link").symlink_to(folder / "mine")
-    before = sha_tree(folder / "mine")
-    try:
-        return study("role_nouns", "--model", "none", "--out", folder / "link")
-    finally:
-        _unchanged(folder / "mine", before, "the linked folder")
+    return _untouched_study(folder / "mine", "the linked folder",
+                            "role_nouns", "--model", "none", "--out", folder / "link")
 
 
 @case("study runner: an older gbstats report (no marker, only what every report writes) is "
@@ -309,11 +303,7 @@ CASES[-1].check = _check_replaced_legacy
       "role_nouns CLI", names=("--out", "older gbstats", "item_probabilities.csv"))
 def _(ws):
     out = _legacy_report(ws.fresh("files_legacy_csv") / "r", ["item_probabilities.csv"])
-    before = sha_tree(out)
-    try:
-        return study("role_nouns", "--model", "none", "--out", out)
-    finally:
-        _unchanged(out, before, "the older report")
+    return _untouched_study(out, "the older report", "role_nouns", "--model", "none", "--out", out)
 
 
 INTRUDER_STUDY = textwrap.dedent("""
