@@ -418,10 +418,11 @@ class InterruptWatch:
 
     def __init__(self):
         self.seen = False
+        self.active = False
         self._old_handler = self._old_hook = None
 
     def __enter__(self):
-        self.seen = False
+        self.seen, self.active = False, True
         self.arm()
         self._old_hook = sys.unraisablehook
         sys.unraisablehook = self._unraisable
@@ -449,6 +450,8 @@ class InterruptWatch:
 
     def check(self) -> None:
         """Raise the KeyboardInterrupt a library swallowed, if any; then re-arm."""
+        if not self.active:  # outside a run (a notebook calling run.record_fits)
+            return
         if self.seen:
             raise KeyboardInterrupt("interrupted while a library held the signal")
         self.arm()
@@ -457,6 +460,7 @@ class InterruptWatch:
         import signal
         import threading
 
+        self.active = False
         sys.unraisablehook = self._old_hook
         if self._old_handler is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self._old_handler)
