@@ -53,10 +53,13 @@ def human_side(run, stimuli: pd.DataFrame):
         human = add_nb_groups(simulate_panel(stimuli, seed=run.seed))
         count_unrated(human, stimuli, run.log)
         return human, True
-    from studies.singular_they.human import load_human
+    from studies.singular_they.human import (load_human, require_comparable_stages,
+                                             usable_nb_groups)
 
     human, human_log = load_human(run.args.human, stimuli)
     run.log.extend(human_log)
+    require_comparable_stages(human, str(run.args.human))
+    human = usable_nb_groups(human, run.log)
     count_unrated(human, stimuli, run.log)
     return human, False
 
@@ -138,6 +141,8 @@ def fit(run, s):
         run.log.record(f"participants without a nonbinary acceptance score (left out of the "
                        f"{grouping} grouping only)", n_missing, unit="participants",
                        stage="alignment")
+    for grouping, why in A.skipped_groupings(s.human).items():
+        run.note(f"RQ2 by {grouping}: left out, because {why}.")
     s.correlations, s.comparisons = A.alignment_correlations(s.scored, s.human,
                                                              n_boot=args.n_boot, seed=run.seed)
     s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
