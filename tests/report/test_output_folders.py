@@ -33,7 +33,12 @@ def test_a_written_report_carries_a_marker_listing_its_files(tmp_path):
     out = _written_report(tmp_path / "r")
     marker = json.loads((out / MARKER).read_text())
     assert marker["study"] == "s" and marker["gbstats_report"] == files.MARKER_FORMAT
-    assert marker["files"] == ["item_scores.csv", "report.md", "results.json", "tables/t.tex"]
+    # the appendix (tables/tables.tex, and its PDF and log where pdflatex is installed) too
+    appendix = sorted(p.relative_to(out).as_posix() for p in (out / "tables").iterdir()
+                      if p.name.startswith("tables."))
+    assert "tables/tables.tex" in appendix
+    assert marker["files"] == sorted(["item_scores.csv", "report.md", "results.json",
+                                      "tables/t.tex", *appendix])
     assert replace_refusal(out) is None
     _written_report(out, seed=2)  # and a second run replaces it
     assert json.loads((out / "results.json").read_text())["provenance"]["seed"] == 2
