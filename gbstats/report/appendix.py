@@ -36,6 +36,9 @@ def appendix_source(title: str, names: Sequence[str], landscape: bool = False) -
         "% Every table of this report in one document: pdflatex tables.tex",
         "% (written by gbstats; each table also stands alone: \\input{tables/<name>.tex}",
         "% in a document that loads " + ", ".join(packages) + ")",
+        # the same tables give the same PDF, byte for byte (no date, no random trailer ID):
+        # a rerun can be diffed, and two runs' folders compared by checksum
+        r"\ifdefined\pdftrailerid \pdftrailerid{}\pdfinfoomitdate=1\pdfsuppressptexinfo=-1 \fi",
         r"\documentclass[11pt]{article}",
         r"\usepackage[margin=2cm]{geometry}",
         *[f"\\usepackage{{{p}}}" for p in packages],

@@ -55,6 +55,16 @@ def test_a_report_compiles_its_appendix_and_says_so(tmp_path):
 
 
 @needs_pdflatex
+def test_the_same_tables_compile_to_the_same_pdf_bytes(tmp_path):
+    # pdfTeX writes the date and a random trailer ID by default; two runs a second apart
+    # (and in two folders) must still give one checksum, so reruns can be compared
+    import time
+    first = write_report(tmp_path / "a")["appendix_pdf"].read_bytes()
+    time.sleep(1.1)
+    assert write_report(tmp_path / "b")["appendix_pdf"].read_bytes() == first
+
+
+@needs_pdflatex
 def test_a_table_that_runs_into_the_margin_is_reported(tmp_path):
     paths = write_report(tmp_path / "out", wide=True)
     md = paths["report"].read_text()

@@ -500,8 +500,12 @@ def run_without_models(data_dir, tmp_path_factory):
 def test_end_to_end_tables_and_files(run_without_models, loaded):
     out, results = run_without_models
     tables = results["tables"]
-    for name in ("qa_accuracy", "qa_delta", "glmm_stereotype_alpha", "maze_delta"):
+    for name in ("qa_accuracy", "qa_delta", "maze_delta"):
         assert name in tables
+    # no model was asked for: no empty model table, and the report says why
+    assert "glmm_stereotype_alpha" not in tables
+    assert "--no-lme4: the lme4 GLMMs and the MAZE LMM were skipped" in (
+        out / "report.md").read_text()
     acc = pd.DataFrame(tables["qa_accuracy"])
     assert list(acc.columns) == A.ACCURACY_COLUMNS
     # one record per dataset x source x condition (x alpha for people)
