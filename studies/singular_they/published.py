@@ -105,8 +105,9 @@ def anchor_table(paper_fits: dict, *, model: str, scoring: str, text: str) -> pd
 def anchor_notes(*, scoring: str, model: str, text: str, corrected_bold_items: list[str]
                  ) -> list[str]:
     """The table notes: the source, and every way this run differs from Watson et al.'s."""
-    notes = [f"Published values: {SOURCE}; the intercept's p is computed from its printed t "
-             f"and df (R printed < 2e-16)."]
+    notes = [f"Published values: {SOURCE}. Both fits' df and p are in results.json (the "
+             "published intercept's p computed from its printed t and df: R printed "
+             "< 2e-16)."]
     if scoring == "causal":
         notes.append("This run's model is causal: it reads only the words before the form, "
                      "P(form | left context). Watson et al. scored a masked model with the form "
