@@ -286,7 +286,8 @@ def model_table(models, *, statistic: str = "se", stars: bool = False,
         cells = ordered
         notes.append(f"Published: the published estimates{' (SE)' if statistic == 'se' else ''}; "
                      f"Difference: {target} minus published.")
-    notes += _notes(fits, stars, statistic, coding_note, variables, levels)
+    notes += _notes(fits, stars, statistic, coding_note, variables, levels,
+                    likelihood_rows=bool({"loglik", "aic", "bic"} & set(gof)))
     if correlations and any(getattr(f, "handle", None) is None for f in fits.values()):
         notes.append("Random-effect correlations need the fitted model; fits reused from the "
                      "fit cache show none (rerun with --no-cache).")
@@ -563,7 +564,8 @@ def _cell_decimals(cells: Sequence[str]) -> int:
     return 3
 
 
-def _notes(fits, stars, statistic, coding_note, variables, levels) -> list[str]:
+def _notes(fits, stars, statistic, coding_note, variables, levels,
+           likelihood_rows: bool = True) -> list[str]:
     from gbstats.mixed.fitting import table_notes
 
     notes = []
@@ -587,7 +589,8 @@ def _notes(fits, stars, statistic, coding_note, variables, levels) -> list[str]:
         who = "" if len(methods) == 1 else f"{', '.join(labels)}: "
         text = f"{method[0].upper()}{method[1:]}" if not who else method
         notes.append(f"Estimation: {who}{text}.")
-    if any(fit.fit_stats.get("reml") for fit in fits.values()):
+    # said only where the table shows a likelihood-based row
+    if likelihood_rows and any(fit.fit_stats.get("reml") for fit in fits.values()):
         notes.append("Log-likelihood and AIC of a REML fit are REML criteria: compare them only "
                      "between models with the same fixed effects.")
     words = {}

@@ -115,7 +115,8 @@ class StudyReport:
                     simulated: bool | None = None, **options) -> Path:
         """A model table (gbstats.report.model_table) of `models`: terms x models, estimates
         with their SE beneath, random-effect SDs, fit rows and notes. results.json gets
-        `data` (a study's own frame of these fits) or else the table's numbers (`frame`).
+        `data` (a study's own frame of these fits) or else the table's numbers (`frame`);
+        `data=False` records nothing (another table of results.json holds these fits).
         `options` go to `model_table` (variables, levels, groups, statistic, stars...)."""
         from gbstats.report.model_table import model_table
 

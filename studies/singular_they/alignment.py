@@ -91,23 +91,6 @@ def reliability_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
                             cache_dir=cache_dir)[0]
 
 
-def below_design_note(table: pd.DataFrame) -> str:
-    """The reliability table's note on groups smaller than the benchmark's smallest design."""
-    from gbstats.alignment.reliability import (MIN_CALIBRATED_ITEMS, MIN_CALIBRATED_PEOPLE,
-                                               SPARSE_CALIBRATED_ITEMS,
-                                               SPARSE_CALIBRATED_RATERS)
-
-    small = table[table["below_calibrated_design"].astype(bool)]
-    if small.empty:
-        return ""
-    which = ", ".join(sorted({f"{r.group} ({r.grouping}, {r.item_set})"
-                              for r in small.itertuples()}))
-    return (f" Smaller than the designs whose coverage the calibration benchmark shows "
-            f"({MIN_CALIBRATED_ITEMS} items x {MIN_CALIBRATED_PEOPLE} raters per item, or "
-            f"{SPARSE_CALIBRATED_ITEMS} items x {SPARSE_CALIBRATED_RATERS:g} raters per item), "
-            f"so the interval is not calibrated for: {which}.")
-
-
 def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int,
                        seed: int, use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
     """Size-matched pairwise comparisons per grouping x item set (cached as above)."""
@@ -208,6 +191,7 @@ FORMULA_TEXT = ("rating ~ score_z * group + (1 + score_z | participant) + (1 | i
 def fit_rq2(run, s) -> None:
     """The corrected RQ2 views on s.scored and s.human, stored on s; Holm families added."""
     from studies.common import say
+    from studies.singular_they.presentation import GROUPING_WORDS
 
     args = run.args
     say("      reliability-corrected correlations and their comparisons, size-matched "
@@ -240,18 +224,20 @@ def fit_rq2(run, s) -> None:
     if not s.mann_whitney.empty:
         s.mann_whitney = holm_families(s.mann_whitney, mann_whitney_family)
     for grouping, fits in s.alignment_fits.items():   # warnings and the reused-fits note
-        run.record_fits(f"alignment mixed model ({grouping})", fits)
+        run.record_fits(f"alignment mixed model ({GROUPING_WORDS[grouping].lower()})", fits)
 
 
 def report_rq2(report, s) -> None:
     """RQ2: the corrected views first, then the paper's raw-r analysis."""
+    from studies.singular_they import presentation as V
+
     simulated = s.simulated
     report.section("RQ2: which group of people does the model resemble?", (
         "Three views that do not confound a group's size with its alignment (README: 'Which "
         "alignment number to cite'). (1) The correlation of the model's surprisal with each "
         "group's mean ratings, corrected for the noise in those means: split-half "
         "reliability (Spearman-Brown, averaged over random splits of the group's "
-        "participants), noise ceiling = sqrt(reliability), r_corrected = r / noise ceiling "
+        "participants), noise ceiling = sqrt(reliability), corrected r = r / noise ceiling "
         "(Spearman 1904), with its standard error and a 95% interval on the Fisher-z and "
         "log-reliability scales whose variance adds the items' part and the part people "
         "share across items, without counting the rating noise twice "
@@ -259,36 +245,58 @@ def report_rq2(report, s) -> None:
         "benchmarks/results/alignment_calibration.json), and pairwise tests of equal "
         "corrected correlations. (2) Every group subsampled to the smallest group's size "
         "and compared pairwise (equal raw r at that size, not equal alignment). (3) The "
-        "mixed model "
-        f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
-        "score_z:group terms are each group's slope minus the first group's. p_holm: Holm "
-        "adjustment within the family named in each row."), simulated=simulated)
-    report.table("group_reliability", s.group_reliability,
-                 "Reliability of each group's item means, noise ceiling, and the "
-                 "attenuation-corrected correlation with the model's surprisal, its SE and "
-                 "95% interval (Fisher z of r and log reliability; variance components: "
-                 "items + people). The estimand is the correlation over the population of "
-                 "items; for this fixed item set the interval is conservative."
-                 + below_design_note(s.group_reliability), simulated=simulated, digits=3)
-    report.table("corrected_comparisons", s.corrected_comparisons,
-                 "Equal alignment? Difference of corrected correlations a - b, SE from items "
-                 "resampled jointly for both groups plus each group's people; z test, "
-                 "two-sided p, Holm within family",
-                 simulated=simulated, digits=3, p_columns=P_COLUMNS)
-    report.table("size_matched_comparisons", s.size_matched,
-                 "Size-matched comparison (not a test of equal alignment: it tests equal raw r "
-                 "at the smallest group's size, which groups of noisier raters fail at equal "
-                 "alignment; README): each group's r averaged over subsamples of the smallest "
-                 "group's size; difference a - b with a bootstrap interval over items and "
-                 "participants; two-sided p, Holm within family",
-                 simulated=simulated, digits=3, p_columns=P_COLUMNS)
-    if s.alignment_lmm is not None:
-        report.table("alignment_lmm", s.alignment_lmm,
-                     "Alignment mixed model; score_z:group[g] = group g's slope on "
-                     "standardised surprisal minus the first group's (rating points per SD). "
-                     "lme4: REML, Satterthwaite df; pymc: posterior mean, SD, 95% interval",
-                     simulated=simulated, digits=3, p_columns=P_COLUMNS,
-                     notes=alignment_table_notes(s.alignment_fits) or None)
+        f"mixed model `{FORMULA_TEXT}` (score_z = surprisal standardised over items; all "
+        "items), whose Surprisal (z) × group terms are each group's slope minus the first "
+        "group's. p (Holm): Holm's adjustment within each grouping's family of tests."),
+        simulated=simulated)
+    shown, notes = V.reliability_view(s.group_reliability)
+    report.table("group_reliability", shown,
+                 "Reliability of each group's item means and the model's attenuation-corrected "
+                 "correlation with them", labels=V.RELIABILITY_LABELS, groups="heading",
+                 record=s.group_reliability, simulated=simulated, digits=3,
+                 notes=["r: Pearson's r of the model's surprisal (bits) with the group's mean "
+                        "rating per item; noise ceiling: the square root of the reliability; "
+                        "corrected r = r / noise ceiling, its SE and 95% interval from the "
+                        "Fisher z of r and the log reliability (variance components: items and "
+                        "people). The "
+                        "estimand is the correlation over the population of items; for this "
+                        "fixed item set the interval is conservative."] + notes)
+    report.table("corrected_comparisons",
+                 V.corrected_comparisons_view(s.corrected_comparisons, s.group_reliability),
+                 "Equal alignment? Differences between two groups' corrected correlations",
+                 labels=V.PAIR_LABELS, groups="heading", record=s.corrected_comparisons,
+                 simulated=simulated, decimals={"statistic": 2}, p_columns=P_COLUMNS,
+                 notes=["Difference: the first group's corrected r minus the second's (each "
+                        "in the reliability table); SE from the items resampled jointly for "
+                        "both groups plus each group's people; z test, two-sided p; Holm "
+                        "within each grouping (both item sets)."])
+    report.table("size_matched_comparisons",
+                 V.size_matched_view(s.size_matched, s.group_reliability),
+                 "Size-matched comparisons: raw correlations with every group subsampled to "
+                 "the smallest group's size", labels=V.PAIR_LABELS, groups="heading",
+                 record=s.size_matched, simulated=simulated, digits=3, p_columns=P_COLUMNS,
+                 notes=["Not a test of equal alignment: it tests equal raw r at the smallest "
+                        "group's size, which a group of noisier raters fails at equal "
+                        "alignment (README). r: each group's r averaged over "
+                        f"{_first(s.size_matched, 'n_subsamples')} subsamples; difference "
+                        "first minus second with a bootstrap interval over items and "
+                        f"participants ({_first(s.size_matched, 'n_boot')} replicates); "
+                        "two-sided p; Holm within each grouping (both item sets)."])
+    # one model table per grouping (its engines as columns); results.json keeps every
+    # grouping's coefficients in one table, alignment_lmm, recorded with the first
+    for k, (grouping, fits) in enumerate(s.alignment_fits.items()):
+        words = V.GROUPING_WORDS.get(grouping, grouping)
+        report.model_table("alignment_lmm" if k == 0 else f"alignment_lmm_{grouping}",
+                           V.engine_models(fits),
+                           f"Alignment mixed model by {words.lower()}: people's ratings by the "
+                           "model's surprisal and group",
+                           data=s.alignment_lmm if k == 0 else False, simulated=simulated,
+                           variables=V.alignment_variables(grouping), groups=V.ALIGNMENT_GROUPS,
+                           notes=[f"`{FORMULA_TEXT}` on all items, ratings in points, group: "
+                                  f"{words.lower()}. Surprisal (z): the model's surprisal "
+                                  "standardised over the items; each group's slope on it is "
+                                  "the first group's plus its Surprisal (z) × group term.",
+                                  V.alignment_tests_note(s.alignment_lmm, grouping)])
 
     report.section("RQ2 as in Watson et al. (2023): raw correlations", (
         "The paper's analysis, kept for comparability: Pearson correlations between the "
@@ -300,26 +308,42 @@ def report_rq2(report, s) -> None:
         "Surprisal should correlate negatively with naturalness. The comparisons test whether "
         "the model's scores correlate more strongly with one group's ratings than another's "
         "(Steiger's Z for dependent correlations sharing the model variable, with Zou's CI; "
-        "p_holm: Holm within one family per grouping). The Mann-Whitney tests form one "
+        "p (Holm): Holm within one family per grouping). The Mann-Whitney tests form one "
         "family of four."), simulated=simulated)
-    report.table("group_correlations", s.correlations,
-                 "Correlation of model scores (surprisal in bits, or probability) with each "
-                 "group's mean ratings; r does not depend on the unit (Watson et al. 2023's "
-                 "analysis)", simulated=simulated, digits=3)
+    shown, notes = V.correlations_view(s.correlations)
+    report.table("group_correlations", shown,
+                 "Correlation of the model's scores with each group's mean ratings (Watson et "
+                 "al.'s 2023 analysis)", labels=V.LABELS, groups="heading",
+                 record=s.correlations, simulated=simulated, digits=3,
+                 notes=["Pearson's r over items, which does not depend on the unit of the "
+                        "score; 95% CI: two-way bootstrap over participants and items "
+                        f"({_first(s.correlations, 'n_boot')} replicates). Ratings: the "
+                        "group's ratings of these items."] + notes)
     if not s.comparisons.empty:
-        report.table("group_correlation_comparisons", s.comparisons,
-                     "Does the model align with one group better than another? (raw r, "
-                     "Steiger)", simulated=simulated, p_columns=P_COLUMNS)
+        report.table("group_correlation_comparisons", V.steiger_view(s.comparisons),
+                     "Does the model align with one group better than another? Raw "
+                     "correlations compared (Steiger's test)", labels=V.STEIGER_LABELS,
+                     groups="heading", record=s.comparisons, simulated=simulated,
+                     decimals={"statistic": 2}, p_columns=P_COLUMNS,
+                     notes=["First: the group the model's scores correlate with more "
+                            "strongly. Difference: r (first) minus r (second); Steiger's "
+                            "(1980) Z for dependent correlations sharing the model's scores, "
+                            "with Zou's (2007) 95% CI; two-sided p; Holm within each grouping "
+                            "(both item sets and measures). The correlation between the two "
+                            "groups' item means, which the test uses, is in results.json."])
     if not s.mann_whitney.empty:
-        report.table("mann_whitney", s.mann_whitney,
-                     "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney, "
-                     "alternative: the earlier stage scores lower)", simulated=simulated,
-                     p_columns=P_COLUMNS)
+        shown, notes = V.mann_whitney_view(s.mann_whitney)
+        report.table("mann_whitney", shown,
+                     "Survey scores between adjacent linguistic stages (one-tailed Mann-Whitney "
+                     "tests)", labels=V.MANN_WHITNEY_LABELS, groups="comparison",
+                     record=s.mann_whitney, simulated=simulated, p_columns=P_COLUMNS,
+                     decimals={"statistic": 1, "estimate": 2, "ci": 2},
+                     notes=["Alternative: the earlier (first) stage scores lower. N: people in "
+                            "each stage with that score; r: the rank-biserial correlation "
+                            "(the effect size), with its 95% CI; Holm within the four tests."]
+                     + notes)
 
 
-def alignment_table_notes(alignment_fits: dict) -> list[str]:
-    """The alignment table's notes: each grouping's fit problems and twin figures."""
-    from gbstats.mixed.fitting import table_notes
-
-    return [f"({grouping}) {note}" for grouping, fits in alignment_fits.items()
-            for note in table_notes(fits)]
+def _first(table: pd.DataFrame, column: str):
+    """A setting every row of `table` shares (e.g. its bootstrap replicates)."""
+    return table[column].iloc[0] if len(table) else 0

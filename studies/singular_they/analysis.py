@@ -136,14 +136,6 @@ def human_main_effects(human_fits: dict) -> pd.DataFrame:
                                        "se", "ci_low", "ci_high", "p_value"])
 
 
-def coding_note(fits: dict) -> str:
-    """The factor coding of a set of fits of one formula, for captions and notes."""
-    from gbstats.mixed.lmm import fit_notes
-
-    first = next(iter(fits.values()), None)
-    return fit_notes(first)[0] if first is not None else ""
-
-
 def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal",
                       units: str | None = None) -> pd.DataFrame:
     """Mean and 95% t-interval of `value` per antecedent type (items are the unit).

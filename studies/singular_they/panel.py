@@ -291,26 +291,47 @@ def panel_parameters(seed: int) -> dict:
     }
 
 
-def parameter_table(seed: int) -> pd.DataFrame:
-    """One row per generating parameter (per stage where it differs): value and its kind."""
-    rows = [("Participants", s, str(STAGE_SIZES[s]), PUBLISHED) for s in STAGES]
+PARAMETER_FIELDS = ["parameter", "stage", "value", "simulated_mean", "published_mean",
+                    "source"]
+
+
+def parameter_rows(seed: int) -> pd.DataFrame:
+    """One row per generating parameter (per stage where it differs), its parts apart: the
+    value (text), the mean it implies where that is computed exactly (familiarity), the
+    published mean it was chosen or calibrated to match (NaN where none), and its kind
+    (PUBLISHED, CALIBRATED, ILLUSTRATIVE or the seed)."""
+    none = float("nan")
+    rows = [("Participants", s, str(STAGE_SIZES[s]), none, none, PUBLISHED) for s in STAGES]
     rows += [("People per nonbinary acceptance score (0 to 5)", "all",
-              _numbers(NB_ACCEPTANCE_COUNTS.values()), PUBLISHED),
+              _numbers(NB_ACCEPTANCE_COUNTS.values()), none, none, PUBLISHED),
              ("People without an acceptance score", UNSCORED_STAGE,
-              str(sum(STAGE_SIZES.values()) - sum(NB_ACCEPTANCE_COUNTS.values())), PUBLISHED)]
-    rows += [("Acceptance latent shift (SD units)", s,
-              f"{NB_LATENT_SHIFT[s]:g} (published mean "
-              f"{PUBLISHED_SURVEY_MEANS['nb_acceptance'][s]:.4g})", CALIBRATED) for s in STAGES]
-    rows += [("Familiarity probabilities of 0, 1, 2, 3", s,
-              f"{_numbers(FAMILIARITY_P[s])} (mean "
-              f"{np.dot(FAMILIARITY_P[s], range(4)):.2f}; published "
-              f"{PUBLISHED_SURVEY_MEANS['familiarity'][s]:.4g})", ILLUSTRATIVE) for s in STAGES]
-    rows += [("Participant SD (rating points)", "all", f"{SD_PARTICIPANT:g}", ILLUSTRATIVE),
-             ("Item SD (rating points)", "all", f"{SD_ITEM:g}", ILLUSTRATIVE),
-             ("Residual SD (rating points)", "all", f"{SD_RESIDUAL:g}", ILLUSTRATIVE),
-             ("Mean rating by antecedent type", "each", "next table", ILLUSTRATIVE),
-             ("Seed", "all", str(seed), "this run's --seed")]
-    return pd.DataFrame(rows, columns=["parameter", "stage", "value", "source"])
+              str(sum(STAGE_SIZES.values()) - sum(NB_ACCEPTANCE_COUNTS.values())), none, none,
+              PUBLISHED)]
+    rows += [("Acceptance latent shift (SD units)", s, f"{NB_LATENT_SHIFT[s]:g}", none,
+              PUBLISHED_SURVEY_MEANS["nb_acceptance"][s], CALIBRATED) for s in STAGES]
+    rows += [("Familiarity probabilities of 0, 1, 2, 3", s, _numbers(FAMILIARITY_P[s]),
+              float(np.dot(FAMILIARITY_P[s], range(4))),
+              PUBLISHED_SURVEY_MEANS["familiarity"][s], ILLUSTRATIVE) for s in STAGES]
+    rows += [("Participant SD (rating points)", "all", f"{SD_PARTICIPANT:g}", none, none,
+              ILLUSTRATIVE),
+             ("Item SD (rating points)", "all", f"{SD_ITEM:g}", none, none, ILLUSTRATIVE),
+             ("Residual SD (rating points)", "all", f"{SD_RESIDUAL:g}", none, none,
+              ILLUSTRATIVE),
+             ("Mean rating by antecedent type", "each", "next table", none, none,
+              ILLUSTRATIVE),
+             ("Seed", "all", str(seed), none, none, "this run's --seed")]
+    return pd.DataFrame(rows, columns=PARAMETER_FIELDS)
+
+
+def parameter_table(seed: int) -> pd.DataFrame:
+    """One row per generating parameter (per stage where it differs): value and its kind,
+    the means it implies and matches written into the value (results.json's table)."""
+    rows = parameter_rows(seed)
+    value = [v if np.isnan(pub) else f"{v} (published mean {pub:.4g})" if np.isnan(mean)
+             else f"{v} (mean {mean:.2f}; published {pub:.4g})"
+             for v, mean, pub in zip(rows["value"], rows["simulated_mean"],
+                                     rows["published_mean"])]
+    return rows.assign(value=value)[["parameter", "stage", "value", "source"]]
 
 
 def rating_means_table() -> pd.DataFrame:

@@ -53,9 +53,6 @@ PUBLISHED_BERT = {
 PUBLISHED_VARIANCES = {"itm": 5.4417, "residual": 0.8937}
 ANCHOR_FIELDS = ["term", "source", "model", "context", "text", "estimate", "se", "df",
                  "p_value"]
-ANCHOR_LABELS = {"term": "Term", "source": "Source", "model": "Model",
-                 "context": "What the model reads", "text": "Text scored",
-                 "estimate": "Estimate", "se": "SE", "df": "df", "p_value": "p"}
 READS = {"causal": "the words before the form",
          "masked": "the whole sentence, form masked"}
 
@@ -72,6 +69,12 @@ def reads(scoring: str) -> str:
     return READS.get(scoring, f"the whole sentence ({scoring})")
 
 
+def anchor_backend(paper_fits: dict) -> str | None:
+    """The fit set beside the published one: lme4 where it was fitted (the software Watson
+    et al. used), else the first backend there is."""
+    return "lme4" if "lme4" in paper_fits else next(iter(paper_fits), None)
+
+
 def anchor_table(paper_fits: dict, *, model: str, scoring: str, text: str) -> pd.DataFrame:
     """Watson et al.'s published estimates beside this run's paper-scale fit, term by term.
 
@@ -83,7 +86,7 @@ def anchor_table(paper_fits: dict, *, model: str, scoring: str, text: str) -> pd
              "context": READS["masked"], "text": "as published", "estimate": est, "se": se,
              "df": df, "p_value": published_p(term)}
             for term, (est, se, df, _, _) in PUBLISHED_BERT.items()]
-    backend = "lme4" if "lme4" in paper_fits else next(iter(paper_fits), None)
+    backend = anchor_backend(paper_fits)
     if backend is not None:
         fit = paper_fits[backend]
         for term in PUBLISHED_BERT:
@@ -102,8 +105,9 @@ def anchor_table(paper_fits: dict, *, model: str, scoring: str, text: str) -> pd
 def anchor_notes(*, scoring: str, model: str, text: str, corrected_bold_items: list[str]
                  ) -> list[str]:
     """The table notes: the source, and every way this run differs from Watson et al.'s."""
-    notes = [f"Published values: {SOURCE}; the intercept's p is computed from its printed t "
-             f"and df (R printed < 2e-16)."]
+    notes = [f"Published values: {SOURCE}. Both fits' df and p are in results.json (the "
+             "published intercept's p computed from its printed t and df: R printed "
+             "< 2e-16)."]
     if scoring == "causal":
         notes.append("This run's model is causal: it reads only the words before the form, "
                      "P(form | left context). Watson et al. scored a masked model with the form "

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.data.camilliere2021 import read_corrections
-from gbstats.mixed.fitting import table_notes
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
+from studies.singular_they import presentation as V
 from studies.singular_they import published as P
 from studies.singular_they.stimuli import (CAMILLIERE, CORRECTIONS_FILE, GBSTATS_FRAMES,
                                            STIMULI_DIR, STIMULI_VERSION, choose_text,
@@ -139,7 +139,8 @@ def fit(run, s):
     for grouping in ("nb_group",):
         n_missing = s.human.loc[s.human[grouping].isna(), "participant"].nunique()
         run.log.record(f"participants without a nonbinary acceptance score (left out of the "
-                       f"{grouping} grouping only)", n_missing, unit="participants",
+                       f"{V.GROUPING_WORDS[grouping].lower()} grouping only)", n_missing,
+                       unit="participants",
                        stage="alignment")
     for grouping, why in A.skipped_groupings(s.human).items():
         run.note(f"RQ2 by {grouping}: left out, because {why}.")
@@ -181,23 +182,35 @@ def report(run, report, s) -> None:
         + ("a SIMULATED panel (no real judgements are public)." if simulated
            else f"`{run.args.human}`.")
         + " " + QUANTITIES + run.notes_markdown()))
-    report.table("stimuli_summary",
-                 A.stimuli_summary(s.stimuli)[["antecedent_type", "label", "n"]],
-                 "Stimuli per antecedent type")
+    summary = A.stimuli_summary(s.stimuli)[["antecedent_type", "label", "n"]]
+    report.table("stimuli_summary", V.stimuli_view(summary),
+                 "Stimuli per antecedent type", labels=V.LABELS, record=summary,
+                 notes=[f"{len(s.stimuli)} stimuli in all."])
     if s.corrections is not None and len(s.corrections):
-        report.table("stimulus_corrections", s.corrections,
-                     "Typos in the published stimuli, corrected before scoring (original and "
-                     "corrected text; --as-published scores the original)")
+        shown, why = V.typos_view(s.corrections)
+        report.table("stimulus_corrections", shown,
+                     "Typos in the published stimuli, corrected before scoring",
+                     labels=V.TYPO_LABELS, groups="type", record=s.corrections,
+                     notes=["The words around each typo; the whole sentences are in "
+                            "results.json. `--as-published` scores the published text."] + why)
     elif s.corrections is not None:
-        report.table("stimulus_typos_left", read_corrections(CORRECTIONS_FILE),
+        typos = read_corrections(CORRECTIONS_FILE)
+        shown, why = V.typos_view(typos)
+        report.table("stimulus_typos_left", shown,
                      "Known typos in the published stimuli, scored as published (the text "
                      "participants most likely rated)",
-                     column_labels=TYPO_LABELS)
+                     labels={**V.TYPO_LABELS, "corrected": "Correction"}, groups="type",
+                     record=typos,
+                     notes=["The words around each typo; the whole sentences are in "
+                            "results.json."] + why)
 
     report.section("RQ1: surprisal of the target form by antecedent type")
     by_type = A.surprisal_by_type(scored, units="surprisal in bits")
-    report.table("surprisal_by_type", by_type, "Mean surprisal (bits) of the target form by "
-                 "antecedent type, with 95% t-intervals over items")
+    report.table("surprisal_by_type", V.surprisal_view(by_type),
+                 "Surprisal of the target form by antecedent type", record=by_type,
+                 labels=V.SURPRISAL_LABELS, decimals={"mean": 2, "ci": 2},
+                 notes=["Mean surprisal in bits over the items of each type, with its 95% "
+                        "t-interval."])
     constant = float(scored["surprisal"].max().__ceil__())
     adjusted = A.surprisal_by_type(scored.assign(adjusted=A.adjusted_surprisal(scored["surprisal"])),
                                    value="adjusted")
@@ -209,43 +222,57 @@ def report(run, report, s) -> None:
         by_type, "surprisal (bits)", f"{lm.name}: surprisal of the target form"),
         "Surprisal of the target form by antecedent type, 95% CIs")
     n_bold = int(A.close_gendered_rows(scored).shape[0])
-    report.table("lmm_close_gendered_paper_scale",
-                 A.model_fit_table(s.paper_fits, A.PAPER_FORMULA),
-                 f"Watson et al.'s (2023) regression, as their R analysis fits it: "
-                 f"`{A.PAPER_FORMULA}` on the four closeness x gender conditions ({n_bold} "
-                 "items): surprisal in nats, gendered and close coded +1/-1 in the data, a "
-                 "random intercept per item number, so a slope is half the difference "
-                 "between its two levels. lme4: lmerTest, REML, Satterthwaite t "
-                 "tests and 95% t intervals with the same df; statsmodels: REML, Wald z tests "
-                 "and intervals", notes=table_notes(s.paper_fits) or None)
-    report.table("lmm_close_gendered", A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
-                 f"The same data as gbstats' indicator view: `{A.MODEL_FORMULA}`, surprisal in "
-                 "bits, close and gendered coded 0/1, so a slope is the whole difference in "
-                 "bits (2/ln 2 = 2.885 times the paper-scale slope; not comparable with the "
-                 "paper's estimates). lme4: REML, Satterthwaite t tests and 95% t intervals "
-                 "with the same df; statsmodels: REML, Wald z tests and intervals; pymc: "
-                 "posterior mean, SD and 95% interval", notes=table_notes(s.model_fits) or None)
+    report.model_table("lmm_close_gendered_paper_scale", V.engine_models(s.paper_fits),
+                       "Surprisal (nats) of the they-form by gender marking and closeness, "
+                       "as Watson et al.'s (2023) R analysis fits it",
+                       data=A.model_fit_table(s.paper_fits, A.PAPER_FORMULA),
+                       terms=V.PAPER_TERMS, groups=V.ITEM_GROUPS,
+                       notes=[f"`{A.PAPER_FORMULA}` on the four closeness × gender conditions "
+                              f"({n_bold} stimuli): surprisal in nats, gendered and close "
+                              "coded +1/−1 in the data, so a slope is half the difference "
+                              "between its two levels; a random intercept per item."])
+    report.model_table("lmm_close_gendered", V.engine_models(s.model_fits),
+                       "Surprisal (bits) of the they-form by gender marking and closeness, "
+                       "gbstats' indicator coding",
+                       data=A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
+                       terms=V.INDICATOR_TERMS, groups=V.ITEM_GROUPS,
+                       notes=[f"`{A.MODEL_FORMULA}` on the same {n_bold} stimuli: surprisal in "
+                              "bits, close and gendered coded 0/1, so a slope is the whole "
+                              "difference in bits (2/ln 2 = 2.885 times the +1/−1 slope in "
+                              "nats; not comparable with the published estimates)."])
 
     report_anchor(report, s, scoring)
     if simulated:
         report_panel(report, run.seed)
     AL.report_rq2(report, s)
     if s.human_fits:
-        report.table("human_model", A.fit_table(s.human_fits, units="rating points",
-                                                coding=A.HUMAN_CODING),
-                     f"People's ratings: `{A.HUMAN_FORMULA}`, sum (+1/-1) coding. "
-                     + A.coding_note(s.human_fits), simulated=simulated,
-                     notes=table_notes(s.human_fits) or None)
-        report.table("human_main_effects", A.human_main_effects(s.human_fits),
-                     "Main effects of closeness and gender marking on people's ratings (sum "
-                     "coding, so each is averaged over the other factor; estimate = difference "
-                     "between the two marginal means = 2 x the +1/-1 coefficient)",
-                     simulated=simulated)
-        report.table("model_vs_human_effects", A.side_by_side(s.paper_fits, s.human_fits),
-                     "Closeness and gender effects, both +1/-1 coded: model surprisal (nats) "
-                     "vs. people's ratings (opposite signs expected: surprisal is lower where "
-                     "ratings are higher); units and coding per row",
-                     simulated=simulated)
+        report.model_table("human_model", V.engine_models(s.human_fits),
+                           "People's ratings by closeness and gender marking",
+                           data=A.fit_table(s.human_fits, units="rating points",
+                                            coding=A.HUMAN_CODING),
+                           terms=V.HUMAN_TERMS, variables=V.HUMAN_VARIABLES,
+                           levels=V.HUMAN_LEVELS, groups=V.HUMAN_GROUPS, simulated=simulated,
+                           notes=[f"`{A.HUMAN_FORMULA}`, ratings in points of the 1-7 scale; "
+                                  "+1/−1 (sum) coding, so each main effect is averaged over "
+                                  "the other factor and is half the difference between its "
+                                  "two levels."])
+        effects = A.human_main_effects(s.human_fits)
+        report.table("human_main_effects", V.main_effects_view(effects),
+                     "Main effects of closeness and gender marking on people's ratings",
+                     labels={**V.LABELS, "effect": "Effect"}, simulated=simulated,
+                     record=effects,
+                     notes=["Each effect is the difference between the two marginal means, "
+                            "averaged over the other factor (sum coding): twice the +1/−1 "
+                            "coefficient of the human model, in rating points."])
+        both = A.side_by_side(s.paper_fits, s.human_fits)
+        report.table("model_vs_human_effects", V.side_by_side_view(both),
+                     "Closeness and gender effects on the model's surprisal and on people's "
+                     "ratings, both +1/−1 coded", labels=V.SIDE_LABELS, groups="effect",
+                     simulated=simulated, record=both,
+                     notes=["Opposite signs are expected: surprisal is lower where ratings are "
+                            "higher. The model's regression is Watson et al.'s (surprisal in "
+                            "nats, +1/−1 in the data), people's the sum-coded model of ratings; "
+                            "compare signs and patterns, not sizes."])
 
 
 # Issue 31 (reviewer point 6): the two sides measure different things, said once, plainly.
@@ -254,8 +281,6 @@ QUANTITIES = ("The two sides are different quantities: the model's is the probab
               "pronouns, so no set of options and no covered probability mass is involved; "
               "people's is a naturalness rating of the whole sentence. The report compares "
               "their patterns over items (correlations, signs of effects), never their levels.")
-TYPO_LABELS = {"cond": "Condition", "itm": "Item", "original": "Published text",
-               "corrected": "Corrected text", "reason": "Why it is a typo"}
 
 
 def scored_text(corrections) -> str:
@@ -284,15 +309,22 @@ def report_anchor(report, s, scoring: str) -> None:
     table = P.anchor_table(s.paper_fits, model=s.lm.name, scoring=scoring, text=text)
     notes = P.anchor_notes(scoring=scoring, model=s.lm.name, text=text,
                            corrected_bold_items=corrected_bold_items(s.corrections))
-    # the notes print in the LaTeX table only, so the section says them too
     report.section("Published anchor: Watson et al. (2023)", (
         "Watson et al.'s published estimates for bert-base-uncased, beside this run's fit of "
-        "the same regression on the same scale. " + P.compare_in_words(table) + " "
-        + " ".join(notes)))
-    report.table("published_anchor", table,
-                 f"Watson et al.'s (2023) BERT estimates beside this run's: "
-                 f"`{A.PAPER_FORMULA}`, surprisal in nats, +1/-1 coding",
-                 columns=P.ANCHOR_FIELDS, column_labels=P.ANCHOR_LABELS, notes=notes)
+        "the same regression on the same scale (how the two differ: the table's notes). "
+        + P.compare_in_words(table)))
+    backend = P.anchor_backend(s.paper_fits)
+    ours = f"This run ({s.lm.name}, {V.ENGINES.get(backend, backend)})"
+    sd = {group: variance ** 0.5 for group, variance in P.PUBLISHED_VARIANCES.items()}
+    report.model_table("published_anchor", {ours: s.paper_fits[backend]},
+                       "Watson et al.'s (2023) BERT estimates beside this run's, same "
+                       "regression and scale", data=table, terms=V.PAPER_TERMS,
+                       groups=V.ITEM_GROUPS, published=V.published_estimates(P.PUBLISHED_BERT),
+                       compare=ours, gof=("nobs", "groups"),
+                       notes=[f"`{A.PAPER_FORMULA}`: surprisal in nats, +1/−1 coding. "
+                              f"Published: Watson et al.'s {P.PUBLISHED_MODEL}, whose "
+                              f"random-effect SDs were {sd['itm']:.3f} (items) and "
+                              f"{sd['residual']:.3f} (residual)."] + notes)
 
 
 def report_panel(report, seed: int) -> None:
@@ -309,31 +341,27 @@ def report_panel(report, seed: int) -> None:
         f"{PANEL.N_SEEDS_SHOWN} seeds: a difference between stages that comes out "
         "significant at this seed but not over seeds is the seed's, and one that the "
         "parameters build in shows over seeds."), simulated=True)
-    report.table("panel_parameters", PANEL.parameter_table(seed),
+    report.table("panel_parameters", V.parameters_view(PANEL.parameter_rows(seed)),
                  "Parameters of the SIMULATED panel and where each comes from",
-                 column_labels={"parameter": "Parameter", "stage": "Stage", "value": "Value",
-                                "source": "Source"},
-                 notes=[f"Published values: {PANEL.WATSON_SURVEY_SOURCE}."], simulated=True)
+                 labels=V.PARAMETER_LABELS, groups="stage", record=PANEL.parameter_table(seed),
+                 decimals={"simulated_mean": 3, "published_mean": 3},
+                 notes=V.PARAMETER_NOTES + [f"Published values: {PANEL.WATSON_SURVEY_SOURCE}."],
+                 simulated=True)
     report.table("panel_rating_means", PANEL.rating_means_table(),
                  "Mean rating (1-7) of the SIMULATED panel by antecedent type and stage, "
                  "illustrative",
                  column_labels={"antecedent_type": "Antecedent type",
                                 "non-innovator": "Non-innovators", "innovator": "Innovators",
                                 "super-innovator": "Super-innovators"},
-                 notes=[f"rating = stage mean + participant N(0, {PANEL.SD_PARTICIPANT:g}^2) "
-                        f"+ item N(0, {PANEL.SD_ITEM:g}^2) + residual "
-                        f"N(0, {PANEL.SD_RESIDUAL:g}^2), unclipped."], simulated=True)
-    report.table("panel_survey_tests", over,
+                 decimals=1,
+                 notes=[f"rating = stage mean + participant N(0, {PANEL.SD_PARTICIPANT:g}²) "
+                        f"+ item N(0, {PANEL.SD_ITEM:g}²) + residual "
+                        f"N(0, {PANEL.SD_RESIDUAL:g}²), unclipped."], simulated=True)
+    report.table("panel_survey_tests", V.survey_tests_view(over),
                  "Survey-score tests on the SIMULATED panel at this seed and over seeds, "
                  "beside Watson et al.'s (2023) real participants",
-                 columns=["score", "earlier_stage", "later_stage", "p_this_seed",
-                          "p_median_over_seeds", "share_p_below_05", "p_published"],
-                 column_labels={"score": "Score", "earlier_stage": "Earlier stage",
-                                "later_stage": "Later stage", "p_this_seed": "p, this seed",
-                                "p_median_over_seeds": "Median p over seeds",
-                                "share_p_below_05": "Share of seeds with p < .05",
-                                "p_published": "p, Watson et al."},
+                 labels=V.SURVEY_TESTS_LABELS, groups="score", record=over,
                  p_columns=["p_this_seed", "p_median_over_seeds", "p_published"],
                  notes=[f"One-tailed Mann-Whitney tests (earlier stage lower), as in the "
-                        f"table mann_whitney; seeds 0 to {PANEL.N_SEEDS_SHOWN - 1}. "
+                        f"Mann-Whitney table of RQ2; seeds 0 to {PANEL.N_SEEDS_SHOWN - 1}. "
                         f"Published: {PANEL.WATSON_SURVEY_SOURCE}."], simulated=True)

@@ -125,6 +125,17 @@ def test_binomial_glmm_fit_rows_are_ml_and_say_nothing_of_reml():
 
 
 @needs_r
+def test_the_reml_caveat_only_where_a_likelihood_row_is_shown():
+    fit = lme4_fit("random_slope")
+    caveat = "REML criteria"
+    assert any(caveat in n for n in model_table(fit).notes)
+    shown = model_table(fit, gof=("nobs", "groups"))
+    assert not any(row.key.startswith(("gof:loglik", "gof:aic")) for row in shown.rows)
+    assert not any(caveat in n for n in shown.notes)
+    assert any(caveat in n for n in model_table(fit, gof=("aic",)).notes)
+
+
+@needs_r
 def test_one_term_one_row_across_engines_and_a_union_across_formulas():
     from gbstats.mixed.lmm import fit_lmm
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from studies.singular_they import alignment as AL
+from studies.singular_they import presentation as V
 from studies.singular_they.human import add_nb_groups
 from studies.singular_they.panel import STAGE_MEANS, STAGE_SIZES, simulate_panel
 from studies.singular_they.stimuli import load_stimuli
@@ -69,10 +70,20 @@ def test_corrected_comparisons_and_design_note(data):
     assert flagged == {("stage", without, "super-innovator"),
                        ("stage", without, "non-innovator"),
                        ("nb_group", without, "low"), ("nb_group", without, "high")}
-    note = AL.below_design_note(rel)
-    assert "30 items x 6 raters per item" in note
-    assert f"super-innovator (stage, {without})" in note
-    assert AL.below_design_note(rel[~rel["below_calibrated_design"]]) == ""
+    # the report's view marks exactly those rows with a dagger, which its notes explain
+    shown, notes = V.reliability_view(rel)
+    marked = {(h, g.rstrip("†")) for h, g in zip(shown["heading"], shown["group"])
+              if g.endswith("†")}
+    assert marked == {("Linguistic stage, without inanimate controls (320 items)",
+                       "super-innovator"),
+                      ("Linguistic stage, without inanimate controls (320 items)",
+                       "non-innovator"),
+                      ("Nonbinary acceptance, without inanimate controls (320 items)", "low"),
+                      ("Nonbinary acceptance, without inanimate controls (320 items)", "high")}
+    assert any(n.startswith("† ") and "30 items × 6 raters per item" in n for n in notes)
+    unmarked, notes = V.reliability_view(rel[~rel["below_calibrated_design"]])
+    assert not any(g.endswith("†") for g in unmarked["group"])
+    assert not any(n.startswith("†") for n in notes)
 
 
 def test_size_matched_table_and_holm_families(data):

@@ -140,7 +140,13 @@ def test_sum_coded_human_model_reports_main_effects(stimuli):
         row = effects.loc[effect]
         assert row["estimate"] == pytest.approx(2 * fit.coef(f"{effect}1")["estimate"])
         assert abs(row["estimate"] - value) < 3.29 * row["se"], (effect, row["estimate"], value)
-    assert "contr.sum" in A.coding_note({"lme4": fit})
+    # the report's model table says the coding in the study's words
+    from gbstats.report.model_table import model_table
+    from studies.singular_they import presentation as V
+
+    notes = " ".join(model_table(V.engine_models({"lme4": fit}), terms=V.HUMAN_TERMS,
+                                 variables=V.HUMAN_VARIABLES).notes)
+    assert "Closeness: sum-to-zero coding" in notes and "Gender marking: sum-to-zero" in notes
 
 
 def test_surprisal_by_type_on_hand_data():

@@ -116,7 +116,8 @@ def test_human_model_is_sum_coded_and_reports_main_effects(default_run):
     effects = results["tables"]["human_main_effects"]
     assert {r["effect"] for r in effects} == {"close", "gendered"}
     assert {r["coding"] for r in effects} == {"close = +1, distant = -1", "gendered = +1, nongendered = -1"}
-    assert "contr.sum" in (out / "tables" / "human_model.tex").read_text()
+    tex = (out / "tables" / "human_model.tex").read_text()
+    assert "Closeness: sum-to-zero coding" in tex and "Gender marking: sum-to-zero coding" in tex
 
 
 def test_group_correlations_cover_groupings_items_and_measures(default_run):
@@ -211,7 +212,7 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
         assert again["tables"][name] == results["tables"][name], name
     report = (out / "report.md").read_text()
     assert "reused from the fit cache" in report and "model LMM [pymc]" in report
-    assert "alignment mixed model (stage) [pymc]" in report
+    assert "alignment mixed model (linguistic stage) [pymc]" in report
 
 
 def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):

@@ -30,15 +30,6 @@ NOT_YET = {
                    "kind, rows, coding) and cells (m_cond, R term names); in the appendix "
                    "human_models runs 177 pt into the margin, human_fit_settings 20 pt; its "
                    "fitted models are not yet model tables (StudyReport.model_table)",
-    "singular_they": "report code not converted yet (engineer 'like' is rewriting it). Remains: "
-                     "identifier headers or cells (antecedent_type, item_set, label_a, "
-                     "(Intercept), close1:gendered1...) in stimuli_summary, "
-                     "stimulus_corrections, surprisal_by_type, lmm_close_gendered(_paper_scale), "
-                     "group_reliability, corrected_comparisons, size_matched_comparisons, "
-                     "alignment_lmm, group_correlations, group_correlation_comparisons, "
-                     "mann_whitney, human_model, human_main_effects, model_vs_human_effects; in "
-                     "the appendix 9 tables run 56-1327 pt into the margin (stimulus_corrections "
-                     "most); its fitted models are not yet model tables",
     "pronoun_memory": "a new study (engineer 'memory'): convert its report to the table grammar "
                       "(labels=, values=, StudyReport.model_table for its fits; docs/tables.md) "
                       "and give it fast flags in make_baselines.RUNS",
