@@ -26,6 +26,13 @@ marginal effect; the gradient of g is E[p(1 - p)] / (pbar (1 - pbar)) times L_k.
 This is the marginal effect implied by the fitted GLMM (model-based), not a GEE
 estimate. Random slopes make sigma^2 depend on the row; they are not supported (an
 error says so).
+
+A linear mixed model of a logit (a language model's logit P(she) per prompt, say) has
+the same two readings: its fixed effects are effects on the mean logit, and the logit
+of the mean probability over frames, names and prompts is flatter. With
+`logit_response=True` a gaussian fit is read that way, sigma^2 then including the
+residual variance (the prompt-level spread around the random effects), so that a
+model's effect and people's can be set side by side on one (population-averaged) scale.
 """
 from __future__ import annotations
 
@@ -46,11 +53,14 @@ MARGINAL_METHOD = ("population-averaged: logit of the fitted probability average
 N_NODES = 60
 
 
-def intercept_variance(fit) -> float:
-    """Sum of the random-intercept variances of a GLMM fit; an error for random slopes."""
+def intercept_variance(fit, include_residual: bool = False) -> float:
+    """Sum of the random-intercept variances of a fit (and of the residual variance with
+    `include_residual`); an error for random slopes."""
     rv = fit.ranef_var
-    rv = rv[rv["group"] != "Residual"]
-    slopes = rv[~rv["term"].astype(str).isin(["(Intercept)", "Intercept", "1", ""])]
+    if not include_residual:
+        rv = rv[rv["group"] != "Residual"]
+    slopes = rv[(rv["group"] != "Residual")
+                & ~rv["term"].astype(str).isin(["(Intercept)", "Intercept", "1", "", "nan"])]
     if len(slopes):
         raise GbstatsError(f"population-averaged effects of {fit.formula!r}: random slopes "
                            f"({', '.join(f'{g}: {t}' for g, t in zip(slopes['group'], slopes['term']))}) "
@@ -109,20 +119,27 @@ def slope_rows(at: pd.DataFrame, variable: str, step: float = 1e-3
             np.r_[np.full(n, 1 / (2 * step * n)), np.full(n, -1 / (2 * step * n))])
 
 
+def _averaging_variance(fit, logit_response: bool) -> float:
+    if fit.family in ("binomial", "bernoulli"):
+        return intercept_variance(fit)
+    if fit.family == "gaussian" and logit_response:
+        return intercept_variance(fit, include_residual=True)
+    raise GbstatsError(f"population-averaged effects need a binomial GLMM, or a linear model "
+                       f"of a logit with logit_response=True; {fit.formula!r} is {fit.family}")
+
+
 def population_averaged_contrast(fit, rows: pd.DataFrame, weights: Sequence[float], *,
-                                 n_nodes: int = N_NODES, confidence: float = 0.95) -> dict:
+                                 logit_response: bool = False, n_nodes: int = N_NODES,
+                                 confidence: float = 0.95) -> dict:
     """The conditional and the population-averaged value of sum_k w_k g(L_k beta)
-    (module docstring) for a binomial GLMM: estimates, delta-method SEs and Wald
-    intervals, sigma^2 and the method."""
-    if fit.family not in ("binomial", "bernoulli"):
-        raise GbstatsError(f"population-averaged effects need a binomial GLMM; {fit.formula!r} "
-                           f"is {fit.family}")
+    (module docstring) for a binomial GLMM (or an LMM of a logit, `logit_response`):
+    estimates, delta-method SEs and Wald intervals, sigma^2 and the method."""
+    sigma2 = _averaging_variance(fit, logit_response)
     beta, vcov = fixed_effects(fit)
     design = design_rows(fit, rows).to_numpy(dtype=float)
     w = np.asarray(weights, dtype=float)
     if w.shape != (design.shape[0],):
         raise GbstatsError(f"{len(w)} weights for {design.shape[0]} rows")
-    sigma2 = intercept_variance(fit)
     eta = design @ beta.to_numpy()
     pbar, dens = marginal_probability(eta, sigma2, n_nodes)
     conditional = float(w @ eta)
@@ -140,13 +157,14 @@ def population_averaged_contrast(fit, rows: pd.DataFrame, weights: Sequence[floa
             "random_intercept_variance": sigma2, "method": MARGINAL_METHOD}
 
 
-def population_averaged_probabilities(fit, rows: pd.DataFrame, n_nodes: int = N_NODES
-                                      ) -> pd.DataFrame:
+def population_averaged_probabilities(fit, rows: pd.DataFrame, *, logit_response: bool = False,
+                                      n_nodes: int = N_NODES) -> pd.DataFrame:
     """Per row: the conditional probability at random effects 0 (expit(L beta)) and the
     population-averaged probability E[expit(L beta + u)]."""
+    sigma2 = _averaging_variance(fit, logit_response)
     beta, _ = fixed_effects(fit)
     eta = design_rows(fit, rows).to_numpy(dtype=float) @ beta.to_numpy()
-    pbar, _ = marginal_probability(eta, intercept_variance(fit), n_nodes)
+    pbar, _ = marginal_probability(eta, sigma2, n_nodes)
     return rows.assign(p_conditional=expit(eta), p_population=pbar)
 
 

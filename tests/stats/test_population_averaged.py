@@ -113,3 +113,9 @@ def test_random_slopes_and_gaussian_fits_are_refused():
     linear = fit_lmm("z ~ x + (1|participant)", data, backend="lme4")
     with pytest.raises(GbstatsError, match="binomial"):
         population_averaged_contrast(linear, *slope_rows(pd.DataFrame({"x": [0.0]}), "x"))
+    # read as a model of a logit, the residual joins the averaging variance
+    out = population_averaged_contrast(linear, *slope_rows(pd.DataFrame({"x": [0.0]}), "x"),
+                                       logit_response=True)
+    assert out["random_intercept_variance"] == pytest.approx(linear.ranef_var["variance"].sum())
+    assert out["conditional"] == pytest.approx(linear.coef("x")["estimate"], rel=1e-6)
+    assert abs(out["marginal"]) < abs(out["conditional"])
