@@ -141,7 +141,14 @@ def between_factor_terms(formula: str | ParsedFormula, data: pd.DataFrame, *,
     if frame.empty:
         return pd.DataFrame(columns=DESIGN_CHECK_COLUMNS)
     with_intercept = [r.group for r in parsed.random if r.intercept]
-    codes = {f: _codes(frame[f]) for f in dict.fromkeys([*factors, *with_intercept])}
+    codes = {}
+    for f in dict.fromkeys([*factors, *with_intercept]):
+        try:
+            codes[f] = _codes(frame[f])
+        except TypeError:
+            # values that cannot be hashed (lists, dicts) name no levels: not a factor
+            continue
+    factors = [f for f in factors if f in codes]
     rows = []
     for term in parsed.fixed_terms:
         if not term:

@@ -28,6 +28,16 @@ does, read from there:
 `model_data(...)` builds each model's rows and `HUMAN_MODELS` names them;
 `fit_human_models` fits them with lme4's glmer defaults (Laplace, nAGQ = 1,
 glmerControl's default optimizers bobyqa then Nelder-Mead), as the authors did.
+Each model's rows also carry `FirstName` (the first name shown, none after a
+last name alone) though no formula uses it: gbstats' design check reads it, and
+reports that the rating models test a first-name property without a first-name
+random effect.
+
+`LIKE_FOR_LIKE_MODELS` are gbstats' own refits, not in the paper: the authors'
+fixed part on the he/she trials only (Exp 3's is their `m_noOther`), the
+people's side of the comparison with the model's two-way share she / (he + she),
+with a random intercept for the first name where the model has the rating
+(`NameUnit`, the first name or else the last name shown, for Exp 1's m_cond).
 """
 from __future__ import annotations
 
@@ -52,13 +62,15 @@ class HumanModel:
     model: str            # the authors' name for it
     outcome: str          # She (production) or Female (memory)
     rhs: str              # fixed part
-    subset: str           # "all", "first_full" or "no_other"
+    subset: str           # "all", "first_full", "no_other" or "first_full_no_other"
     coding: str           # "fixed" or "centered_helmert"
-    source: str           # the knitted file that prints it
+    source: str           # the knitted file that prints it (or what gbstats adds)
+    extra_random: str = ""  # random terms beyond the authors' (gbstats' refits only)
 
     @property
     def formula(self) -> str:
-        return f"{self.outcome} ~ {self.rhs} + {RANDOM}"
+        extra = f" + {self.extra_random}" if self.extra_random else ""
+        return f"{self.outcome} ~ {self.rhs} + {RANDOM}{extra}"
 
     @property
     def key(self) -> str:
@@ -85,10 +97,36 @@ HUMAN_MODELS = (
 )
 
 
+LIKE_FOR_LIKE_MODELS = (
+    HumanModel(1, "m_cond_noOther", "She", "Condition", "no_other", "fixed",
+               "gbstats: m_cond on the he/she trials", "(1 | NameUnit)"),
+    HumanModel(1, "m_nameGender_noOther", "She", "Condition * GenderRatingCentered",
+               "first_full_no_other", "fixed", "gbstats: m_nameGender on the he/she trials",
+               "(1 | FirstName)"),
+    HumanModel(3, "m_noOther_firstName", "She", "Condition * GenderRatingCentered", "no_other",
+               "centered_helmert", "gbstats: m_noOther with a first-name random intercept",
+               "(1 | FirstName)"),
+)
+
+
+def name_parts(trials: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(FirstName, NameUnit) per trial: the first name shown (none after a last name alone)
+    and the name a reader could guess a gender from (the first name, else the last name)."""
+    if "NameFirst" in trials.columns:                      # Exp 1-2: the authors' columns
+        first = trials["NameFirst"].where(trials["Condition"] != "last")
+        unit = first.fillna(trials["NameLast"])
+    else:                                                  # Exp 3-4: the full name, shown first
+        first = trials["Item"].str.split().str[0]
+        unit = first
+    return first, unit
+
+
 def experiment_frame(trials: pd.DataFrame) -> pd.DataFrame:
-    """One experiment's trials with the authors' names and the centred rating."""
+    """One experiment's trials with the authors' names, the centred rating and the name's
+    parts (`name_parts`)."""
     out = trials.rename(columns={"SubjID": "Participant"}).copy()
     out["GenderRatingCentered"] = out["GenderRating"] - out["GenderRating"].mean()  # NaN skipped
+    out["FirstName"], out["NameUnit"] = name_parts(trials)
     return out
 
 
@@ -98,18 +136,18 @@ def model_data(spec: HumanModel, trials: pd.DataFrame) -> tuple[pd.DataFrame, di
     if spec.coding == "centered_helmert":
         counts = full["Condition"].value_counts().to_dict()   # weights from all trials
         contrasts = {"Condition": CenteredHelmert(reference=HELMERT_REFERENCE, counts=counts)}
-    elif spec.subset == "first_full":
+    elif spec.subset.startswith("first_full"):
         contrasts = {"Condition": FIXED_2}
     else:
         contrasts = {"Condition": FIXED_3}
-    if spec.subset == "first_full":
-        rows = full[full["Condition"] != "last"]
-    elif spec.subset == "no_other":
-        rows = full[full["Other"] == 0]
-    else:
-        rows = full
+    rows = full
+    if spec.subset.startswith("first_full"):
+        rows = rows[rows["Condition"] != "last"]
+    if spec.subset.endswith("no_other"):
+        rows = rows[rows["Other"] == 0]
     columns = ["Participant", "Item", "Condition", spec.outcome] + (
-        ["GenderRatingCentered"] if spec.has_rating else [])
+        ["GenderRatingCentered"] if spec.has_rating else []) + ["FirstName"] + (
+        ["NameUnit"] if "NameUnit" in spec.extra_random else [])
     return rows[columns].reset_index(drop=True), contrasts
 
 

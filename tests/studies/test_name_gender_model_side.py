@@ -57,9 +57,50 @@ def test_model_rows_use_the_peoples_centring_and_coding(tables):
     np.testing.assert_allclose(e1["GenderRatingCentered"], e1["GenderRating"] - people_mean)
     assert rated.loc[(rated["experiment"] == 1) & (rated["Condition"] == "last"),
                      "GenderRating"].isna().all()
-    rows, contrasts = M.model_rating_rows(rated, tables, 1)
+    mirrors = {m.key: m for m in M.MIRRORS}
+    rows, contrasts = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                    mirrors["exp1_m_nameGender"])
     assert set(rows["Condition"]) == {"first", "full"}
     assert isinstance(contrasts["Condition"], pd.DataFrame)
-    rows3, contrasts3 = M.model_rating_rows(rated, tables, 3)
+    rows, contrasts = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                    mirrors["exp1_m_cond"])
+    assert set(rows["Condition"]) == {"first", "full", "last"}      # last names kept
+    assert list(contrasts["Condition"].columns) == ["last vs first/full", "first vs full"]
+    rows3, contrasts3 = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                      mirrors["exp3_m_noOther"])
     assert len(rows3) == 189
     assert dict(contrasts3["Condition"].counts) == tables["exp3"]["Condition"].value_counts().to_dict()
+
+
+def test_name_parts_of_the_prompts(tables):
+    prompts = pronoun_prompts(tables)
+    e1 = prompts[prompts["experiment"] == 1].set_index("prompt")
+    assert e1.loc["e1-f01-Matthew", ["first_name", "name_unit", "name_word"]].tolist() == [
+        "Matthew"] * 3
+    assert e1.loc["e1-f01-Matthew_Smith", "first_name"] == "Matthew"
+    last = e1.loc["e1-f01-Walker"]
+    assert pd.isna(last["first_name"]) and last["name_unit"] == last["name_word"] == "Walker"
+    e3 = prompts[prompts["experiment"] == 3].set_index("prompt")
+    assert e3.loc["e3-last-1A-Chris_Miller", ["first_name", "name_word"]].tolist() == [
+        "Chris", "Miller"]
+    assert "After Miller discussed" in e3.loc["e3-last-1A-Chris_Miller", "prefix"]
+    assert prompts.groupby("experiment")["first_name"].nunique().tolist() == [21, 21]
+
+
+def test_prompt_layouts(tables):
+    from studies.name_gender.stimuli import DEFAULT_VARIANT, PROMPT_VARIANTS, exp3_prompt_variants
+
+    prompts = pronoun_prompts(tables)
+    layouts = exp3_prompt_variants(prompts)
+    assert len(layouts) == 189 * len(PROMPT_VARIANTS)
+    one = layouts[layouts["item_key"].eq("Chris Miller") & layouts["Condition"].eq("first")]
+    text = dict(zip(one["variant"], one["prefix"]))
+    default = prompts.set_index("prompt").loc["e3-first-1A-Chris_Miller", "prefix"]
+    assert text[DEFAULT_VARIANT] == default                        # scores shared with the run
+    assert text["page break, comma"].count("\n\n") == 1
+    assert text["page break, comma"].replace("\n\n", " ") == default
+    assert text["one text, ellipsis"].endswith("this study\u2026")
+    assert text["page break, ellipsis"].endswith("school.\n\nAfter Chris discussed the results "
+                                                 "of this study\u2026")
+    assert one.loc[one["variant"] == DEFAULT_VARIANT, "prompt"].iloc[0] == "e3-first-1A-Chris_Miller"
+    assert layouts["prompt"].is_unique
