@@ -39,7 +39,9 @@ def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray,
         p = k / n
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low, high = np.where(n > 0, centre - half, np.nan), np.where(n > 0, centre + half, np.nan)
+    # clipped: at k = 0 or k = n the bound is 0 or 1 exactly, up to rounding
+    low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
+    high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
     return low, high
 
 

@@ -38,7 +38,7 @@ def _people_items(tables: dict) -> pd.DataFrame:
 
 def _intervals(items: pd.DataFrame) -> np.ndarray:
     low, high = wilson_interval(items["n_she"], items["n_he_she"])
-    return np.vstack([items["she_share"] - low, high - items["she_share"]])
+    return np.clip(np.vstack([items["she_share"] - low, high - items["she_share"]]), 0, None)
 
 
 def people_vs_model_figure(items: pd.DataFrame):

@@ -565,6 +565,10 @@ def report(run, report, out):
     if "twin_diagnostics" in out:
         report.table("twin_diagnostics", out["twin_diagnostics"],
                      "Bayesian twins: largest R-hat and smallest bulk ESS")
+    # the results a program reads by name (issue 31), also under "tables"
+    for name in ("model_side_models", "group_comparison", "response_coverage"):
+        if name in out:
+            report.result(name, out[name])
     if state["human"] and "model_items" not in out:
         report.figure("she_by_rating", rating_figure(None, state["tables"]),
                       "People's P(she | he or she) against the first name's gender rating, by "
