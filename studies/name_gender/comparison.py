@@ -200,12 +200,13 @@ def prompt_sensitivity(variants: pd.DataFrame, default: str) -> pd.DataFrame:
     rows = []
     for (variant, cond), part in variants.groupby(["variant", "Condition"], sort=False):
         change = part.set_index("prompt_id")["share_two_way"] - base.reindex(part["prompt_id"]).values
+        with np.errstate(invalid="ignore", divide="ignore"):      # a constant layout: r is NaN
+            r = np.corrcoef(part["share_two_way"], base.reindex(part["prompt_id"]))[0, 1]
         rows.append({"layout": variant, "condition": cond, "n_prompts": len(part),
                      "share_two_way": part["share_two_way"].mean(),
                      "share_three_way": part["share_three_way"].mean(),
                      "mass_he_she_they": part["coverage_three_way"].mean(),
                      "mean_abs_change": float(np.abs(change).mean()),
                      "max_abs_change": float(np.abs(change).max()),
-                     "r_with_default": float(np.corrcoef(
-                         part["share_two_way"], base.reindex(part["prompt_id"]))[0, 1])})
+                     "r_with_default": float(r)})
     return pd.DataFrame(rows)
