@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from gbstats.alignment.ratings import check_n_resamples, item_mean_matrices, ordered_levels
+from gbstats.alignment.ratings import check_n_resamples
 from gbstats.alignment.reliability import (GroupRatings, group_alignment, multinomial_weights,
-                                           random_halves, reliability_rows, weighted_correlation,
-                                           weighted_item_means)
+                                           random_halves, rating_matrices, reliability_rows,
+                                           weighted_correlation, weighted_item_means)
 from gbstats.errors import DataValidationError
 
 # The default equivalence bound on the corrected-correlation scale: a difference in
@@ -72,37 +72,20 @@ def group_rating_matrices(trials: pd.DataFrame, *, group: str, rating: str,
                           item_keys: Sequence[str] = ("item",), participant: str = "participant"
                           ) -> tuple[pd.DataFrame, list[GroupRatings]]:
     """(items, [GroupRatings per group]) from long trials, without a model score: the
-    items are every item key combination in `trials`, in sorted order."""
+    items are every item key combination in `trials`, in sorted order (validated as
+    `gbstats.alignment.reliability.rating_matrices` validates, which builds them)."""
     item_keys = list(item_keys)
-    needed = [participant, group, rating, *item_keys]
-    missing = [c for c in needed if c not in trials.columns]
+    missing = [c for c in item_keys if c not in trials.columns]
     if missing:
         raise DataValidationError("missing column(s) for the profile agreement", source="trials",
-                                  column=missing[0], expected=f"columns {needed}",
+                                  column=missing[0], expected=f"columns {item_keys}",
                                   found=f"columns {list(trials.columns)}")
-    frame = trials[needed].dropna(subset=[participant, group, *item_keys]).copy()
-    values = pd.to_numeric(frame[rating], errors="coerce")
-    if values.isna().any():
-        pos = int(np.flatnonzero(values.isna().to_numpy())[0])
-        raise DataValidationError("a rating that is not a number", source="trials", column=rating,
-                                  row=pos + 1, expected="numbers",
-                                  found=repr(frame[rating].iloc[pos]))
-    per_person = frame.groupby(participant)[group].nunique()
-    if (per_person > 1).any():
-        raise DataValidationError("a participant in two groups", source="trials", column=group,
-                                  expected="one group per participant",
-                                  found=repr(per_person.index[per_person > 1][0]))
-    items = frame[item_keys].drop_duplicates().sort_values(item_keys).reset_index(drop=True)
-    items["_item"] = np.arange(len(items))
-    frame = frame.merge(items, on=item_keys, how="left", validate="many_to_one")
-    frame["_rating"] = values.to_numpy(dtype=float)
-    groups = []
-    for g in ordered_levels(frame[group]):
-        sub = frame[frame[group] == g]
-        sums, counts = item_mean_matrices(sub, participant, len(items))
-        groups.append(GroupRatings(g, np.array(ordered_levels(sub[participant]), dtype=object),
-                                   sums, counts))
-    return items.drop(columns="_item"), groups
+    items = trials[item_keys].dropna().drop_duplicates().sort_values(item_keys)
+    # the profiles need no model score: a constant one makes the item table
+    _, groups = rating_matrices(items.assign(_no_score=0.0), trials, group=group,
+                                score="_no_score", rating=rating, item_keys=item_keys,
+                                participant=participant)
+    return items.reset_index(drop=True), groups
 
 
 def max_alignment_difference(rho_ab) -> np.ndarray:

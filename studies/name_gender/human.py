@@ -56,8 +56,21 @@ HELMERT_REFERENCE = ("last", "first")
 RANDOM = "(1 | Participant) + (1 | Item)"
 
 
+class NamedModel:
+    """What the people's models and the model side's mirrors share: a key and whether the
+    fixed part holds the first name's rating."""
+
+    @property
+    def key(self) -> str:
+        return f"exp{self.experiment}_{self.model}"
+
+    @property
+    def has_rating(self) -> bool:
+        return "GenderRatingCentered" in self.rhs
+
+
 @dataclass(frozen=True)
-class HumanModel:
+class HumanModel(NamedModel):
     experiment: int
     model: str            # the authors' name for it
     outcome: str          # She (production) or Female (memory)
@@ -71,14 +84,6 @@ class HumanModel:
     def formula(self) -> str:
         extra = f" + {self.extra_random}" if self.extra_random else ""
         return f"{self.outcome} ~ {self.rhs} + {RANDOM}{extra}"
-
-    @property
-    def key(self) -> str:
-        return f"exp{self.experiment}_{self.model}"
-
-    @property
-    def has_rating(self) -> bool:
-        return "GenderRatingCentered" in self.rhs
 
 
 HUMAN_MODELS = (

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.alignment.like_for_like import model_shares
-from studies.name_gender.human import FIXED_2, FIXED_3, HELMERT_REFERENCE
+from studies.name_gender.human import FIXED_2, FIXED_3, HELMERT_REFERENCE, NamedModel
 from studies.name_gender.stimuli import PRONOUNS
 
 OPTIONS = (*PRONOUNS, "name")
@@ -57,7 +57,7 @@ RESPONSE = "logit_two_way"
 
 
 @dataclass(frozen=True)
-class Mirror:
+class Mirror(NamedModel):
     """A model analogue of one of the authors' models."""
 
     experiment: int
@@ -71,14 +71,6 @@ class Mirror:
     @property
     def formula(self) -> str:
         return f"{RESPONSE} ~ {self.rhs} + {self.random}"
-
-    @property
-    def key(self) -> str:
-        return f"exp{self.experiment}_{self.model}"
-
-    @property
-    def has_rating(self) -> bool:
-        return "GenderRatingCentered" in self.rhs
 
 
 MIRRORS = (

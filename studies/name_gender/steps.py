@@ -235,6 +235,10 @@ def fmt_ci(estimate, low, high, digits: int = 2) -> str:
     return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def row_ci(row) -> str:
+    return fmt_ci(row["estimate"], row["ci_low"], row["ci_high"])
+
+
 def fmt_p(p: float) -> str:
     return "< .001" if p < 0.001 else f"= {p:.3f}".replace("0.", ".", 1)
 
@@ -264,8 +268,7 @@ def condition_sentences(out) -> list[str]:
         lines.append(
             f"- **Exp {exp}, P(she | he or she) after a first / full / last name.** People "
             f"{people}; the model {model}. Last name minus the mean of first and full, "
-            f"population-averaged log-odds: people {fmt_ci(p['estimate'], p['ci_low'], p['ci_high'])}, "
-            f"model {fmt_ci(m['estimate'], m['ci_low'], m['ci_high'])}. {verdict}")
+            f"population-averaged log-odds: people {row_ci(p)}, model {row_ci(m)}. {verdict}")
     return lines
 
 
@@ -275,15 +278,12 @@ def rating_sentences(out) -> list[str]:
     for exp, mirror in ((1, "m_nameGender"), (3, "m_noOther")):
         sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror)
                   & (eff["effect"] == "rating slope (per point)")].set_index(["source", "scale"])
-        get = lambda src, sc: sel.loc[(C.EFFECT_SOURCES[src], sc)]  # noqa: E731
-        pc, pp = get("like_for_like", "conditional"), get("like_for_like", "population-averaged")
-        mc, mp = get("model", "conditional"), get("model", "population-averaged")
+        said = {side: "; ".join(f"{scale} {row_ci(sel.loc[(C.EFFECT_SOURCES[src], scale)])}"
+                                for scale in ("conditional", "population-averaged"))
+                for side, src in (("People", "like_for_like"), ("Model", "model"))}
         lines.append(
             f"- **Exp {exp}, the first name's gender rating** (log-odds of she among he/she per "
-            f"point). People: conditional {fmt_ci(pc['estimate'], pc['ci_low'], pc['ci_high'])}, "
-            f"population-averaged {fmt_ci(pp['estimate'], pp['ci_low'], pp['ci_high'])}. "
-            f"Model: conditional {fmt_ci(mc['estimate'], mc['ci_low'], mc['ci_high'])}, "
-            f"population-averaged {fmt_ci(mp['estimate'], mp['ci_low'], mp['ci_high'])}.")
+            f"point). People: {said['People']}. Model: {said['Model']}.")
     return lines
 
 

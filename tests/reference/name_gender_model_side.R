@@ -1,11 +1,12 @@
 # R reference values for name_gender's model side (studies/name_gender/model_side.py).
 #
 # Run from the repo root:
-#   GBSTATS_DATA=/path/to/data Rscript tests/reference/name_gender_model_side.R
+#   Rscript tests/reference/name_gender_model_side.R
 # Reads tests/reference/name_gender_model_scores.csv (the embedded model's scores per
-# prompt, written by tests/reference/make_name_gender_model_scores.py) and
-# gardner2024/exp3_data.csv (the trial counts that weight Exp 3's centred Helmert
-# coding); writes tests/reference/name_gender_model_side_refs.json.
+# prompt, written by tests/reference/make_name_gender_model_scores.py) and Exp 3's
+# centred Helmert matrix from tests/reference/centered_helmert_refs.json (written by
+# centered_helmert.R from exp3_data.csv); writes
+# tests/reference/name_gender_model_side_refs.json.
 #
 # Fits, with lmerTest (REML, Satterthwaite df), the model-side LMMs:
 #   earlier_exp1 / earlier_exp3: she_logit ~ Condition * GenderRatingCentered + (1 | frame),
@@ -18,8 +19,7 @@
 #   mirror_exp3_m_noOther:    logit_two_way ~ Condition * GenderRatingCentered
 #                             + (1 | frame) + (1 | first_name) + (1 | item_key)
 # with the authors' codings: Exp 1's fixed matrices, Exp 3's centred Helmert coding
-# (Fraundorf's centerfactor, reference levels "last", "first"), built here by centring
-# the uncentred matrix on its per-observation means over exp3_data.csv's trials.
+# (Fraundorf's centerfactor, reference levels "last", "first").
 
 suppressPackageStartupMessages({
   library(lmerTest)
@@ -28,30 +28,18 @@ suppressPackageStartupMessages({
 
 dir <- file.path("tests", "reference")
 if (!dir.exists(dir)) stop("run this script from the repository root")
-data_dir <- Sys.getenv("GBSTATS_DATA")
-if (data_dir == "") stop("set GBSTATS_DATA to the folder holding gardner2024/")
-
 scores <- read.csv(file.path(dir, "name_gender_model_scores.csv"), stringsAsFactors = FALSE)
-people3 <- read.csv(file.path(data_dir, "gardner2024", "exp3_data.csv"), stringsAsFactors = TRUE)
 
 fixed3 <- matrix(c(0.33, 0.33, -0.66, -0.5, 0.5, 0), nrow = 3,
                  dimnames = list(c("first", "full", "last"),
                                  c("last vs first/full", "first vs full")))
 fixed2 <- matrix(c(-0.5, 0.5), nrow = 2, dimnames = list(c("first", "full"), "first vs full"))
 
-helmert3 <- local({
-  x <- factor(people3$Condition)
-  lv <- levels(x)
-  reference <- c("last", "first")
-  m <- matrix(NA_real_, nrow = 3, ncol = 2, dimnames = list(lv, NULL))
-  for (i in 1:2) {
-    col <- rep(0.5, 3)
-    col[match(reference[seq_len(i - 1)], lv)] <- 0
-    col[match(reference[i], lv)] <- -0.5
-    m[, i] <- col
-  }
-  sweep(m, 2, colMeans(m[as.integer(x), , drop = FALSE]))
-})
+# Exp 3's centred Helmert matrix as R computed it from exp3_data.csv's trials
+# (tests/reference/centered_helmert.R, which centres on the per-observation means)
+helmert <- fromJSON(file.path(dir, "centered_helmert_refs.json"))$exp3
+helmert3 <- as.matrix(helmert$matrix)     # jsonlite reads the rows as the matrix's rows
+dimnames(helmert3) <- list(helmert$levels, NULL)
 
 with_contrast <- function(rows, levels, matrix) {
   rows$Condition <- factor(rows$Condition, levels = levels)
