@@ -389,10 +389,14 @@ def report(run, report, out):
                             "Design check: in the rating models the first name's rating varies "
                             "only between first names, which have no random intercept (names as "
                             "shown are nested in them); table like_for_like_models adds one."])
+        cols = ["experiment", "model", "rows", "coding", "nobs", "n_participants", "n_items",
+                "loglik", "aic", "optimizer", "nAGQ"]
         report.table("human_fit_settings", out["human_fit_settings"],
-                     "Sample, fit statistics and settings of each glmer fit",
-                     columns=["experiment", "model", "rows", "coding", "nobs", "n_participants",
-                              "n_items", "loglik", "aic", "optimizer", "nAGQ"])
+                     "Sample, fit statistics and settings of each glmer fit", columns=cols,
+                     column_labels={**labels(cols), "rows": "Rows", "coding": "Condition coding",
+                                    "nobs": "Trials", "n_participants": "Participants",
+                                    "n_items": "Names", "loglik": "log-likelihood",
+                                    "aic": "AIC", "optimizer": "Optimizer"})
         report.table("like_for_like_models", out["like_for_like_models"],
                      "People, like for like: the authors' models on the he/she responses, with "
                      "a first-name random intercept (gbstats' refits)",
@@ -406,7 +410,8 @@ def report(run, report, out):
                             "m_nameGender_noOther (Exp 1, first and full names) and "
                             "m_noOther_firstName (Exp 3): the authors' formula + (1 | FirstName).",
                             "Rows: he and she responses only; codings and rating centring as the "
-                            "authors'; lme4 glmer, Laplace, Wald z."])
+                            "authors'; lme4 glmer, Laplace, Wald z, optimizer bobyqa (glmer's "
+                            "default stopped short of convergence on Exp 1)."])
     if "response_shares" in out:
         report.section("People and the model, like for like",
                        "\n".join(condition_sentences(out) + rating_sentences(out)))
