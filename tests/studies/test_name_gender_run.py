@@ -85,6 +85,14 @@ def test_model_none_run(data_dir, tmp_path):
         (1, "m_nameGender", "GenderRatingCentered"), "estimate"]
     assert abs(slope - 1.59330) <= 0.5e-5 + 1.5e-4       # printed in exp1_analysis_main.md
     assert "model_items" not in results["tables"]        # --model none: no model side
+    like = pd.DataFrame(results["tables"]["like_for_like_models"])
+    assert sorted(like["model"].unique()) == ["m_cond_noOther", "m_nameGender_noOther",
+                                              "m_noOther_firstName"]
+    assert "var(FirstName)" in set(like["term"])
+    # the design check: the authors' five rating models have no first-name random effect
+    flagged = [w for w in results["warnings"] if "design check" in w]
+    assert len(flagged) == 5 and all("(1 | FirstName)" in w for w in flagged)
+    assert not any("like for like" in w and "design check" in w for w in results["warnings"])
     files = results["provenance"]["data_files"]
     assert any("gardner2024" in k and "exp1_data.csv" in k for k in files)
     assert (out / "figures" / "she_by_rating.png").stat().st_size > 0
