@@ -91,10 +91,10 @@ def _codes(values: pd.Series) -> pd.Series:
 
 
 def _term_codes(frame: pd.DataFrame, term: tuple[str, ...]) -> pd.Series:
+    """One code per distinct combination of the term's values (rows are complete here)."""
     if len(term) == 1:
         return _codes(frame[term[0]])
-    joined = frame[list(term)].astype(str).agg("\x1f".join, axis=1)
-    return _codes(joined)
+    return frame.groupby(list(term), sort=False).ngroup().astype(float)
 
 
 def _constant_within(values: pd.Series, factor: pd.Series) -> bool:

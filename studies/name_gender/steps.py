@@ -243,6 +243,21 @@ def fmt_p(p: float) -> str:
     return "< .001" if p < 0.001 else f"= {p:.3f}".replace("0.", ".", 1)
 
 
+def last_name_verdict(people, model) -> str:
+    """Whether the model shows people's drop in P(she) after a last name (both effects:
+    last minus the mean of first and full, population-averaged log-odds, 95% intervals)."""
+    if model["ci_high"] >= 0:
+        return ("**The model does not show the people's pattern**: after a last name its "
+                "P(she | he or she) does not drop" + (" (it rises)." if model["ci_low"] > 0
+                                                      else "."))
+    if model["ci_low"] <= people["ci_high"] and people["ci_low"] <= model["ci_high"]:
+        return ("The model shows the people's pattern: P(she | he or she) drops after a last "
+                "name, by an amount whose interval overlaps people's.")
+    stronger = abs(model["estimate"]) > abs(people["estimate"])
+    return ("The model shows the direction of the people's pattern, "
+            + ("more strongly than people." if stronger else "but far more weakly."))
+
+
 def condition_sentences(out) -> list[str]:
     """Where the model does and does not show the people's condition pattern, read off
     `response_shares` and `effects`."""
@@ -259,12 +274,7 @@ def condition_sentences(out) -> list[str]:
                   & (eff["effect"] == "last minus first and full")
                   & (eff["scale"] == "population-averaged")].set_index("source")
         p, m = sel.loc[C.EFFECT_SOURCES["like_for_like"]], sel.loc[C.EFFECT_SOURCES["model"]]
-        verdict = ("The model shows the people's he-bias after a last name."
-                   if m["ci_high"] < 0 and m["ci_low"] <= p["ci_high"] and p["ci_low"] <= m["ci_high"]
-                   else "**The model does not show the people's pattern**: " + (
-                       "its last-name effect is in the same direction but far smaller."
-                       if m["ci_high"] < 0 else
-                       "after a last name its P(she | he or she) does not drop."))
+        verdict = last_name_verdict(p, m)
         lines.append(
             f"- **Exp {exp}, P(she | he or she) after a first / full / last name.** People "
             f"{people}; the model {model}. Last name minus the mean of first and full, "
