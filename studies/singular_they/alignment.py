@@ -172,6 +172,51 @@ def holm_families(table: pd.DataFrame, family_of) -> pd.DataFrame:
     return out
 
 
+# The primary test of RQ2 is the comparison of corrected correlations; "no difference
+# found" is "equivalent" only within this bound on the corrected-correlation scale
+# (two one-sided tests, gbstats.alignment.group_comparison; as in name_gender).
+EQUIVALENCE_BOUND = 0.10
+
+
+def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
+    """The corrected comparisons declared as RQ2's primary test, with the TOST p-value at
+    EQUIVALENCE_BOUND, the smallest bound these data could establish, and the verdict on
+    the Holm-adjusted p (difference / equivalent / no evidence either way)."""
+    from gbstats.alignment.group_comparison import (equivalence_p_value,
+                                                    smallest_equivalence_bound, verdict)
+
+    if table.empty:
+        return table
+    out = table.assign(primary=True, equivalence_bound=EQUIVALENCE_BOUND)
+    out["p_equivalence"] = equivalence_p_value(out["difference"], out["se"], EQUIVALENCE_BOUND)
+    out["smallest_equivalence_bound"] = smallest_equivalence_bound(out["difference"], out["se"])
+    holm = out["p_holm"] if "p_holm" in out else out["p_value"]
+    out["verdict"] = [verdict(p, q, EQUIVALENCE_BOUND) for p, q in
+                      zip(holm, out["p_equivalence"])]
+    return out
+
+
+def profile_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, seed: int,
+                  use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
+    """The ceiling of each comparison: how closely each pair of groups' item profiles
+    agree (corrected for both groups' noise) and the largest difference in alignment that
+    leaves any model (gbstats.alignment.group_comparison.profile_agreement)."""
+    from gbstats.alignment.group_comparison import profile_agreement
+    from gbstats.mixed.fit_cache import cached_call
+
+    rows = []
+    for grouping, _, set_name, _, trials in _subsets(scored, human):
+        table, _ = cached_call(profile_agreement, trials, group=grouping, rating="rating",
+                               n_boot=n_boot, seed=seed, use_cache=use_cache,
+                               cache_dir=cache_dir)
+        rows.append(table.assign(grouping=grouping, item_set=set_name,
+                                 group_a=table["group_a"].astype(str),
+                                 group_b=table["group_b"].astype(str)))
+    out = pd.concat(rows, ignore_index=True)
+    front = ["grouping", "item_set"]
+    return out[front + [c for c in out.columns if c not in front and c != "ci_method"]]
+
+
 def steiger_family(row) -> str:
     """Steiger comparisons: one family per grouping (all item sets, measures and pairs)."""
     return f"Steiger on raw r, by {row['grouping']}"
@@ -214,7 +259,10 @@ def fit_rq2(run, s) -> None:
         "comparisons")
     s.group_reliability, comparisons = corrected_tables(s.scored, s.human, n_boot=args.n_boot,
                                                         seed=run.seed, **run.cache)
-    s.corrected_comparisons = holm_families(comparisons, corrected_comparison_family)
+    s.corrected_comparisons = with_equivalence(
+        holm_families(comparisons, corrected_comparison_family))
+    s.profile_agreement = profile_table(s.scored, s.human, n_boot=min(args.n_boot, 200),
+                                        seed=run.seed, **run.cache)
     s.size_matched = holm_families(size_matched_table(s.scored, s.human, n_boot=args.n_boot,
                                                       seed=run.seed, **run.cache),
                                    size_matched_family)
@@ -257,7 +305,9 @@ def report_rq2(report, s) -> None:
         "share across items, without counting the rating noise twice "
         "(gbstats.alignment.reliability; coverage checked by simulation in "
         "benchmarks/results/alignment_calibration.json), and pairwise tests of equal "
-        "corrected correlations. (2) Every group subsampled to the smallest group's size "
+        "corrected correlations: the primary test of RQ2, Holm within each grouping, with an "
+        f"equivalence test at +/-{EQUIVALENCE_BOUND:.2f} (two one-sided tests) and each pair's "
+        "ceiling (how far the two groups' own item profiles differ). (2) Every group subsampled to the smallest group's size "
         "and compared pairwise (equal raw r at that size, not equal alignment). (3) The "
         "mixed model "
         f"`{FORMULA_TEXT}` (score_z = surprisal standardised over items; all items), whose "
@@ -271,10 +321,19 @@ def report_rq2(report, s) -> None:
                  "items; for this fixed item set the interval is conservative."
                  + below_design_note(s.group_reliability), simulated=simulated, digits=3)
     report.table("corrected_comparisons", s.corrected_comparisons,
-                 "Equal alignment? Difference of corrected correlations a - b, SE from items "
-                 "resampled jointly for both groups plus each group's people; z test, "
-                 "two-sided p, Holm within family",
+                 "Equal alignment? (the primary test) Difference of corrected correlations "
+                 "a - b, SE from items resampled jointly for both groups plus each group's "
+                 "people; z test, two-sided p, Holm within family; equivalence by TOST at "
+                 f"+/-{EQUIVALENCE_BOUND:.2f}",
                  simulated=simulated, digits=3, p_columns=P_COLUMNS)
+    report.table("group_profile_agreement", s.profile_agreement,
+                 "The ceiling of each comparison: how closely two groups' item profiles agree "
+                 "(corrected r), and the largest alignment difference that leaves any model",
+                 simulated=simulated, digits=3,
+                 notes=["Corrected r = r of the groups' item means / sqrt(reliability A x "
+                        "reliability B); largest possible difference = sqrt(2 (1 - corrected "
+                        "r)), also at the interval's lower end; two-way bootstrap percentile "
+                        "interval (items, people within group), which errs wide."])
     report.table("size_matched_comparisons", s.size_matched,
                  "Size-matched comparison (not a test of equal alignment: it tests equal raw r "
                  "at the smallest group's size, which groups of noisier raters fail at equal "
