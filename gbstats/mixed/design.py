@@ -94,7 +94,7 @@ def _term_codes(frame: pd.DataFrame, term: tuple[str, ...]) -> pd.Series:
     """One code per distinct combination of the term's values (rows are complete here)."""
     if len(term) == 1:
         return _codes(frame[term[0]])
-    return frame.groupby(list(term), sort=False).ngroup().astype(float)
+    return frame.groupby(list(term), sort=False, observed=True).ngroup().astype(float)
 
 
 def _constant_within(values: pd.Series, factor: pd.Series) -> bool:

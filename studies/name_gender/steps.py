@@ -470,10 +470,8 @@ def report(run, report, out):
                      "prompt", columns=cols, column_labels=labels(cols), p_columns=["p_value"],
                      notes=[f"{m.key}: {m.formula}" for m in M.MIRRORS]
                      + ["lme4 REML, Satterthwaite df and t intervals; codings and rating "
-                        "centring as the authors'.",
-                        "Exp 1 m_cond keeps the last-name prompts (182 prompts, 29 stories); "
-                        "m_nameGender uses the 122 first- and full-name prompts; Exp 3: 189 "
-                        "prompts, 7 stories, 63 full names, 21 first names."]
+                        "centring as the authors'; Exp 1 m_cond keeps the last-name prompts."]
+                     + [sample_note(key, fits) for key, fits in state["model_fits"].items()]
                      + table_notes_of(state["model_fits"]))
         cols = ["experiment", "random_effects", "estimate", "std_error", "df", "p_value",
                 "design_check"]
@@ -504,10 +502,7 @@ def report(run, report, out):
         report.table("singular_they", out["singular_they"],
                      "Exp 1: people's singular-they rate beside the model's P(they), by "
                      "condition",
-                     notes=["People: singular they among all responses (OtherType). Model: "
-                            "P(they) raw and among he, she, they. Not like for like: people "
-                            "rarely use they here (77 of 9,564), the model gives it 10-25% "
-                            "of the three."])
+                     notes=[they_note(out["singular_they"])])
     if "group_comparison" in out:
         report.section("Men or non-male participants?", (
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
@@ -588,6 +583,22 @@ def report(run, report, out):
         report.figure("she_by_rating", rating_figure(None, state["tables"]),
                       "People's P(she | he or she) against the first name's gender rating, by "
                       "experiment and condition; dashed line: the scale's midpoint")
+
+
+def sample_note(key: str, fits: dict) -> str:
+    """"<fit>: N prompts; levels per grouping factor", from the lme4 fit itself."""
+    stats = fits["lme4"].fit_stats
+    groups = ", ".join(f"{n} {g}" for g, n in stats.get("n_groups", {}).items())
+    return f"{key}: {stats.get('nobs')} prompts; {groups}."
+
+
+def they_note(table: pd.DataFrame) -> str:
+    people = (table["people_they_rate"] * table["n_trials"]).sum()
+    return (f"People: singular they among all responses (OtherType), {people:.0f} of "
+            f"{table['n_trials'].sum()} responses. Model: P(they) raw and among he, she, they "
+            f"({table['model_p_they'].min():.0%} to {table['model_p_they'].max():.0%} of the "
+            "three by condition). Not like for like: people's they is a whole continuation's "
+            "pronoun, the model's the next word.")
 
 
 def table_notes_of(groups: dict) -> list[str]:
