@@ -45,6 +45,10 @@ ALIGNMENT_FORMULA = ("She ~ group * (model_logit + Condition + GenderRatingCente
                      "+ (1 + model_logit | Participant) + (1 + group | Item) + (1 | FirstName)")
 EQUIVALENCE_BOUND = 0.10
 ITEM_KEYS = ("Item", "Condition")
+# bobyqa in both of glmer's stages: with the default (bobyqa, then Nelder-Mead) the Exp 1 fit
+# ended on a degenerate Hessian and the Exp 3 fit at max|grad| 0.046
+ALIGNMENT_OPTIMIZER = "bobyqa"
+NOT_CONVERGED = "not interpretable: lme4 did not converge (see the report's warnings)"
 
 
 def group_trials(trials: pd.DataFrame, scored_items: pd.DataFrame, log, experiment: int
@@ -126,17 +130,22 @@ def singular_they_by_condition(trials: pd.DataFrame, scored: pd.DataFrame) -> pd
 def glmm_comparison_rows(fits: dict) -> pd.DataFrame:
     """The alignment GLMM's model_logit:group rows as secondary group comparisons (one
     family over the experiments; no equivalence bound on the log-odds scale)."""
+    from gbstats.mixed.fitting import frequentist_notes
+
     rows = []
     for exp, group in fits.items():
         fit = group.get("lme4")
         if fit is None:
             continue
+        troubled = any(word in note.lower() for note in frequentist_notes({"lme4": fit})
+                       for word in ("converge", "hessian"))
         term = fit.coefs[fit.coefs["term"].str.startswith("group") &
                          fit.coefs["term"].str.endswith(":model_logit")]
         for c in term.itertuples():
             rows.append({"experiment": exp, "family": "secondary: alignment GLMM",
                          "group_a": NON_MALE, "group_b": MEN,
                          "test": f"alignment GLMM, {c.term} (Wald z)", "primary": False,
+                         "converged": not troubled,
                          "scale": "log-odds of she per unit of the model's logit",
                          "estimate": c.estimate, "se": c.se, "ci_low": c.ci_low,
                          "ci_high": c.ci_high, "p_value": c.p_value,

@@ -97,7 +97,8 @@ def fit(run, state):
             rows = glmm_rows(grouped[exp])
             alignment_fits[exp] = run.fit(A.ALIGNMENT_FORMULA, rows,
                                           name=f"Exp {exp} alignment GLMM", family="binomial",
-                                          twin=run.args.alignment_twin, loo=False)
+                                          twin=run.args.alignment_twin, loo=False,
+                                          optimizer=A.ALIGNMENT_OPTIMIZER)
         state = {**state, "items": items, "grouped": grouped}
     for note in reused_fits_note({**{k: v for k, v in human.items()}}):
         run.note(note)
@@ -194,6 +195,9 @@ def group_analyses(run, state) -> dict:
     finished = finish_comparisons(table)
     finished.insert(0, "experiment", table["experiment"].to_numpy())
     finished.insert(1, "condition", table["condition"].to_numpy())
+    # a fit that did not converge gives numbers, not evidence: say so in its verdict
+    unconverged = table.get("converged", pd.Series(True, index=table.index)).eq(False)
+    finished.loc[unconverged.to_numpy(), "verdict"] = A.NOT_CONVERGED
     return {"profile_agreement": pd.concat(profiles, ignore_index=True),
             "group_reliability": pd.concat(reliability, ignore_index=True),
             "group_correlations": pd.concat(raw, ignore_index=True),
@@ -297,6 +301,37 @@ def rating_sentences(out) -> list[str]:
     return lines
 
 
+def prompt_sentences(out) -> list[str]:
+    """How far Exp 3's P(she | he or she) moves with the prompt's layout."""
+    if "prompt_sensitivity" not in out:
+        return []
+    table = out["prompt_sensitivity"]
+    other = table[table["mean_abs_change"] > 0]
+    base = table[table["mean_abs_change"] == 0].set_index("condition")["share_two_way"]
+    shift = (other.set_index("condition")["share_two_way"] - base).abs()
+    ellipsis = other[other["layout"].str.contains("ellipsis")]
+    return [f"- **Exp 3, the prompt's layout.** Over three other layouts (a blank line for the "
+            f"page break, the cue's own ellipsis, both) the model's mean P(she | he or she) "
+            f"per condition moves by at most {shift.max():.2f}; per prompt by "
+            f"{other['mean_abs_change'].min():.2f}-{other['mean_abs_change'].max():.2f} on "
+            f"average (largest {other['max_abs_change'].max():.2f}); the order of the prompts "
+            f"hardly changes (r with the default {other['r_with_default'].min():.2f} or more). "
+            f"With the ellipsis kept, he, she and they hold only "
+            f"{ellipsis['mass_he_she_they'].min():.0%}-{ellipsis['mass_he_she_they'].max():.0%} "
+            "of the next-word mass (table prompt_sensitivity)."]
+
+
+def ceiling_caveat(row, agreement) -> str:
+    """Equivalence that the groups' own agreement nearly guarantees is about the groups."""
+    if str(row["verdict"]).startswith("equivalent") and \
+            agreement["max_alignment_difference"] <= row["equivalence_bound"]:
+        return (" This says more about the groups than about the model: men and non-male "
+                "participants answer the items so alike that no model could follow one "
+                f"group more than +/-{agreement['max_alignment_difference']:.2f} better than "
+                "the other (at the profiles' point estimate).")
+    return ""
+
+
 def group_sentences(out) -> list[str]:
     comp = out["group_comparison"]
     prof = out["profile_agreement"].set_index("experiment")
@@ -319,7 +354,7 @@ def group_sentences(out) -> list[str]:
             f"[{pa['ci_low']:.2f}, {pa['ci_high']:.2f}] (corrected), which leaves room for a "
             f"difference in alignment of at most {pa['max_alignment_difference']:.2f} "
             f"({pa['max_alignment_difference_upper']:.2f} at the interval's lower end), whatever "
-            f"the model. **Conclusion: {row['verdict']}.**")
+            f"the model. **Conclusion: {row['verdict']}.**" + ceiling_caveat(row, pa))
     return lines
 
 
@@ -424,7 +459,8 @@ def report(run, report, out):
                             "default stopped short of convergence on Exp 1)."])
     if "response_shares" in out:
         report.section("People and the model, like for like",
-                       "\n".join(condition_sentences(out) + rating_sentences(out)))
+                       "\n".join(condition_sentences(out) + rating_sentences(out)
+                                 + prompt_sentences(out)))
         cols = ["experiment", "condition", "option_set", "people_n", "people_share",
                 "people_ci_low", "people_ci_high", "people_coverage", "model_share",
                 "model_coverage"]
@@ -462,7 +498,8 @@ def report(run, report, out):
                             "intercepts (the model's residual too), delta-method 95% interval "
                             "with the variances treated as known.",
                             "Effects at the centred rating; the slope averaged over conditions "
-                            "as the authors' coding centres them."])
+                            "as the authors' coding centres them; Wald z intervals (the model's "
+                            "own t intervals, table model_side_models, are a little wider)."])
         cols = ["experiment", "model", "term", "estimate", "std_error", "df", "ci_low",
                 "ci_high", "p_value"]
         report.table("model_side_models", out["model_side_models"],
@@ -502,6 +539,12 @@ def report(run, report, out):
         report.table("singular_they", out["singular_they"],
                      "Exp 1: people's singular-they rate beside the model's P(they), by "
                      "condition",
+                     column_labels={"Condition": "Condition", "n_trials": "Responses",
+                                    "people_they_rate": "People: singular they",
+                                    "people_other_rate": "People: any Other",
+                                    "n_prompts": "Prompts",
+                                    "model_p_they": "Model: P(they | he, she, they)",
+                                    "model_p_raw_they": "Model: next-word P(they)"},
                      notes=[they_note(out["singular_they"])])
     if "group_comparison" in out:
         report.section("Men or non-male participants?", (
@@ -556,22 +599,31 @@ def report(run, report, out):
             notes=["Items: name x condition; ratings: she (1) or he (0) per response.",
                    "Corrected r = r / noise ceiling; interval by test inversion on Fisher z "
                    "and log reliability (README, 'Which alignment number to cite')."])
+        cols = ["experiment", "term", "estimate", "se", "ci_low", "ci_high", "stat",
+                "p_value"]
         report.table("alignment_glmm", out["alignment_glmm"],
                      "Alignment GLMM: does each group's choice of she follow the model's logit "
-                     "as strongly?", p_columns=["p_value"],
+                     "as strongly?", p_columns=["p_value"], columns=cols,
+                     column_labels={**labels(cols), "se": "SE", "stat": "z"},
                      notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
                             "group: men = reference, nonmale = non-male participants; trials "
                             "with a rating (Exp 1: first and full names), he/she responses.",
-                            "lme4 glmer, Laplace, Wald z."] + table_notes_of(state["alignment_fits"]))
+                            "lme4 glmer, Laplace, optimizer bobyqa, Wald z; variance rows: "
+                            "var(group: term)."] + table_notes_of(state["alignment_fits"]))
         cols = ["experiment", "condition", "n_items", "r", "ci_low", "ci_high", "p_value",
                 "p_holm", "spearman_rho"]
         report.table("item_correlations", out["item_correlations"],
                      "The model against all people: item-level Pearson r of P(she | he or she)",
                      columns=cols, column_labels=labels(cols), p_columns=["p_value", "p_holm"],
                      notes=["Fisher-z 95% interval over items; Holm over the 8 tests."])
+        cols = ["experiment", "condition", "group", "r", "ci_low", "ci_high", "p_value",
+                "n_items", "n_participants"]
         report.table("group_correlations", out["group_correlations"],
                      "Raw item-level r of each group with the model (attenuated by the groups' "
-                     "noise; for comparison only)")
+                     "noise; for comparison only)", columns=cols, column_labels=labels(cols),
+                     p_columns=["p_value"],
+                     notes=["Interval: two-way bootstrap (participants and items), replicates "
+                            "centred on r on the Fisher-z scale; p: t test with items as units."])
     if "twin_diagnostics" in out:
         report.table("twin_diagnostics", out["twin_diagnostics"],
                      "Bayesian twins: largest R-hat and smallest bulk ESS")
