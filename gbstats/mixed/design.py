@@ -26,6 +26,11 @@ candidate grouping factor G:
   G is an identifier (text or a pandas Categorical) and the term is a number
   with more values: 21 first names each with its own rating is exactly the
   case above;
+* G must not code the cells of the fixed design: when G is constant within every
+  combination of the formula's categorical fixed predictors (factors, and numbers
+  with at most two values), its levels are those cells (singular_they's
+  `antecedent_type` is the 2 x 2 of close x gendered), and a random effect for
+  it would be confounded with the fixed effects it relabels;
 * nothing is reported when G has a random intercept in the formula, when G
   is one-to-one with a factor that has one, or when G is nested in a factor R
   that has one and the term is constant within R too (the term then varies
@@ -141,6 +146,9 @@ def between_factor_terms(formula: str | ParsedFormula, data: pd.DataFrame, *,
     if frame.empty:
         return pd.DataFrame(columns=DESIGN_CHECK_COLUMNS)
     with_intercept = [r.group for r in parsed.random if r.intercept]
+    fixed_vars = list(dict.fromkeys(v for t in parsed.fixed_terms for v in t))
+    categorical = [v for v in fixed_vars if is_factor(frame[v]) or frame[v].nunique() <= 2]
+    design_cells = _term_codes(frame, tuple(categorical)) if categorical else None
     codes = {}
     for f in dict.fromkeys([*factors, *with_intercept]):
         try:
@@ -171,6 +179,8 @@ def between_factor_terms(formula: str | ParsedFormula, data: pd.DataFrame, *,
                 continue
             if _is_relabelling(term, frame, frame[f], n_values, n_levels):
                 continue
+            if design_cells is not None and _constant_within(g, design_cells):
+                continue                       # G codes the fixed design's cells
             if any(_nested_in(g, codes[r]) for r in covering):
                 continue
             found.append((n_levels, f, float(g.notna().sum() / n_levels)))

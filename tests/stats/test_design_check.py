@@ -144,6 +144,24 @@ def test_numeric_and_categorical_relabellings_are_not_reported():
     assert between_factor_terms("y ~ is_first + (1|frame)", data).empty
 
 
+def test_a_code_of_the_fixed_design_cells_is_not_a_unit():
+    """singular_they's design: close x gendered, 4 cells named by antecedent_type, 40 frames.
+    The cell code is a function of the fixed factors: a random effect for it would be
+    confounded with them, so it is not reported; a frame-level predictor still is."""
+    rng = np.random.default_rng(5)
+    cells = {"gfamily": ("close", "yes"), "gnoun": ("distant", "yes"),
+             "spkknows": ("close", "no"), "ngnoun": ("distant", "no")}
+    rows = pd.DataFrame([(f"f{k:02d}", t) for k in range(40) for t in cells],
+                        columns=["frame", "antecedent_type"])
+    rows["close"] = rows["antecedent_type"].map(lambda t: cells[t][0])
+    rows["gendered"] = rows["antecedent_type"].map(lambda t: cells[t][1])
+    rows["surprisal"] = rng.normal(size=len(rows))
+    assert between_factor_terms("surprisal ~ close + gendered + (1|frame)", rows).empty
+    rows["frame_length"] = rows["frame"].map({f"f{k:02d}": float(k % 7) for k in range(40)})
+    table = between_factor_terms("surprisal ~ close + frame_length + (1|antecedent_type)", rows)
+    assert terms(table) == {"frame_length": "frame"}
+
+
 def test_numeric_predictor_one_to_one_with_an_identifier_is_reported():
     """21 names, 21 distinct ratings: the name is the unit, not a relabelling."""
     data = names_by_frames()
