@@ -326,9 +326,17 @@ def ceiling_caveat(row, agreement) -> str:
     if str(row["verdict"]).startswith("equivalent") and \
             agreement["max_alignment_difference"] <= row["equivalence_bound"]:
         return (" This says more about the groups than about the model: men and non-male "
-                "participants answer the items so alike that no model could follow one "
-                f"group more than +/-{agreement['max_alignment_difference']:.2f} better than "
-                "the other (at the profiles' point estimate).")
+                "participants answer the items so alike that no model's correlations with "
+                f"the two could differ by more than {agreement['max_alignment_difference']:.2f} "
+                "(at the profiles' point estimate).")
+    return ""
+
+
+def weak_alignment_caveat(rel) -> str:
+    """Equal alignment near zero is no resemblance to either group."""
+    if (rel["ci_low"] <= 0).all():
+        return (" The model's alignment with either group is itself weak here: both "
+                "intervals include 0.")
     return ""
 
 
@@ -354,7 +362,8 @@ def group_sentences(out) -> list[str]:
             f"[{pa['ci_low']:.2f}, {pa['ci_high']:.2f}] (corrected), which leaves room for a "
             f"difference in alignment of at most {pa['max_alignment_difference']:.2f} "
             f"({pa['max_alignment_difference_upper']:.2f} at the interval's lower end), whatever "
-            f"the model. **Conclusion: {row['verdict']}.**" + ceiling_caveat(row, pa))
+            f"the model. **Conclusion: {row['verdict']}.**" + ceiling_caveat(row, pa)
+            + weak_alignment_caveat(r))
     return lines
 
 
@@ -551,8 +560,8 @@ def report(run, report, out):
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
             "gender (0), which the codebooks say is women and a few nonbinary, genderfluid, "
             "agender and asexual participants, so the second group is *non-male "
-            "participants*, not women. The primary test, declared before looking at the "
-            "results, is the difference of the two groups' reliability-corrected correlations "
+            "participants*, not women. The primary test, fixed in the study's code before its "
+            "results were seen, is the difference of the two groups' reliability-corrected correlations "
             "with the model (one family over the two experiments, Holm); the equivalence "
             f"bound is +/-{A.EQUIVALENCE_BOUND:.2f} on the corrected-correlation scale. "
             "The size-matched comparison of earlier reports is not a test of equal alignment "
