@@ -114,19 +114,6 @@ def item_correlations(items: pd.DataFrame) -> pd.DataFrame:
     return holm_within_families(pd.DataFrame(rows)).drop(columns="family")
 
 
-def singular_they_by_condition(trials: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
-    """Exp 1: people's singular-they rate (OtherType == "singular they") against the
-    model's P(they), raw and three-way, by condition."""
-    people = trials.groupby("Condition").agg(
-        n_trials=("OtherType", "size"),
-        people_they_rate=("OtherType", lambda s: float((s == "singular they").mean())),
-        people_other_rate=("Other", "mean"))
-    model = scored[scored["experiment"] == 1].groupby("Condition").agg(
-        n_prompts=("prompt", "size"), model_p_they=("p_they", "mean"),
-        model_p_raw_they=("p_raw_they", "mean"))
-    return people.join(model).reset_index()
-
-
 def glmm_comparison_rows(fits: dict) -> pd.DataFrame:
     """The alignment GLMM's model_logit:group rows as secondary group comparisons (one
     family over the experiments; no equivalence bound on the log-odds scale)."""

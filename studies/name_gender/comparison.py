@@ -11,6 +11,8 @@
   (`human.LIKE_FOR_LIKE_MODELS`) and from the authors' published model (she vs any
   other response), the model's from its LMM of the two-way logit.
 * `model_side_models`: the mirrors' coefficients (results.json).
+* `they_shares`: Exp 1's singular *they* on both sides, as one ratio over he, she and
+  they, with the covered mass (issue 31, reviewer point 6).
 * `prompt_sensitivity`: Exp 3's P(she) under each prompt layout, and how far it moves
   from the default.
 """
@@ -72,6 +74,32 @@ def response_shares(tables: dict, scored: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["experiment", "condition", "option_set"],
                            key=lambda s: s.map(order) if s.name == "option_set" else s
                            ).reset_index(drop=True)
+
+
+def they_shares(tables: dict, scored: pd.DataFrame) -> pd.DataFrame:
+    """Exp 1, singular *they* like for like, per condition: people's they among their he,
+    she and singular-they responses (Wilson 95% interval over trials) and the share of all
+    their responses those three cover, beside the model's P(they) / (P(he) + P(she) +
+    P(they)) and the next-word mass the three cover (means over prompts). People's they
+    among all responses and the model's raw next-word P(they) are kept, labelled as such:
+    neither is the other's counterpart."""
+    three = {"three_way": OPTION_SETS["three_way"]}
+    trials = people_option_columns(tables["exp1"], 1)
+    people = people_shares(trials, three, target="they", by=["Condition"])
+    model = scored[scored["experiment"] == 1].groupby("Condition")
+    rows = []
+    for r in people.itertuples():
+        prompts = model.get_group(r.Condition)
+        mass = prompts["coverage_three_way"]
+        rows.append({"condition": r.Condition, "people_n": r.n_trials,
+                     "people_they_all": r.n_target / r.n_trials, "people_n_in_set": r.n_in_set,
+                     "people_share": r.share, "people_ci_low": r.ci_low,
+                     "people_ci_high": r.ci_high, "people_coverage": r.coverage,
+                     "n_prompts": len(prompts),
+                     "model_share": float((prompts["p_raw_they"] / mass).mean()),
+                     "model_coverage": float(mass.mean()),
+                     "model_raw_they": float(prompts["p_raw_they"].mean())})
+    return pd.DataFrame(rows)
 
 
 def coverage_table(scored: pd.DataFrame) -> pd.DataFrame:

@@ -94,7 +94,12 @@ def fit(run, state):
         grouped = {exp: A.group_trials(tables[f"exp{exp}"], items, run.log, exp)
                    for exp in PRODUCTION}
         for exp in PRODUCTION:
-            rows = glmm_rows(grouped[exp])
+            trials = grouped[exp]
+            rated = run.log.select(trials, trials["GenderRatingCentered"].isna(),
+                                   f"Exp {exp}: last-name trial, no first name and so no "
+                                   "rating (left out of the alignment GLMM only)",
+                                   unit="trials", stage="alignment GLMM")
+            rows = glmm_rows(rated)
             alignment_fits[exp] = run.fit(A.ALIGNMENT_FORMULA, rows,
                                           name=f"Exp {exp} alignment GLMM", family="binomial",
                                           twin=run.args.alignment_twin, loo=False,
@@ -107,9 +112,9 @@ def fit(run, state):
 
 
 def glmm_rows(grouped: pd.DataFrame) -> pd.DataFrame:
-    """The alignment GLMM's rows: trials with a rating (Exp 1's last-name trials have none),
-    the group as a two-level factor with men as the reference ("nonmale" = non-male
-    participants: R's term names need a plain label)."""
+    """The alignment GLMM's rows: trials with a rating (the caller leaves out and counts Exp
+    1's last-name trials, which have none), the group as a two-level factor with men as the
+    reference ("nonmale" = non-male participants: R's term names need a plain label)."""
     rows = grouped.dropna(subset=["GenderRatingCentered"])
     group = rows["group"].map({A.MEN: "men", A.NON_MALE: "nonmale"}).astype(str)
     return rows.assign(group=pd.Categorical(group, categories=["men", "nonmale"]))[
@@ -224,7 +229,7 @@ def tables(run, state):
         out["alignment_glmm"] = fit_table(
             {f"exp{e}": f for e, f in state["alignment_fits"].items()}, "experiment")
         out.update(group_analyses(run, state))
-        out["singular_they"] = A.singular_they_by_condition(state["tables"]["exp1"], scored)
+        out["singular_they"] = C.they_shares(state["tables"], scored)
         if state.get("variants") is not None:
             out["prompt_sensitivity"] = C.prompt_sensitivity(state["variants"], DEFAULT_VARIANT)
     diag = twin_diagnostics({**state["human"],
@@ -545,16 +550,21 @@ def report(run, report, out):
                                 "ellipsis. Page break: a blank line between story and cue. "
                                 "Ellipsis: the cue as people saw it.",
                                 "Changes are in P(she | he, she) per prompt, against the default."])
+        cols = ["condition", "people_n", "people_they_all", "people_n_in_set", "people_share",
+                "people_ci_low", "people_ci_high", "people_coverage", "model_share",
+                "model_coverage", "model_raw_they"]
         report.table("singular_they", out["singular_they"],
-                     "Exp 1: people's singular-they rate beside the model's P(they), by "
-                     "condition",
-                     column_labels={"Condition": "Condition", "n_trials": "Responses",
-                                    "people_they_rate": "People: singular they",
-                                    "people_other_rate": "People: any Other",
-                                    "n_prompts": "Prompts",
-                                    "model_p_they": "Model: P(they | he, she, they)",
-                                    "model_p_raw_they": "Model: next-word P(they)"},
-                     notes=[they_note(out["singular_they"])])
+                     "Exp 1: singular they among he, she and they, people beside the model, "
+                     "with how much of each side the three cover",
+                     columns=cols, column_labels={
+                         **labels(cols), "people_n": "People: responses",
+                         "people_they_all": "People: they among all responses",
+                         "people_n_in_set": "People: he, she or they",
+                         "people_share": "People: P(they | he, she, they)",
+                         "model_share": "Model: P(they | he, she, they)",
+                         "model_coverage": "Model: next-word mass of the three",
+                         "model_raw_they": "Model: next-word P(they)"},
+                     notes=they_notes(out["singular_they"]))
     if "group_comparison" in out:
         report.section("Men or non-male participants?", (
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
@@ -653,13 +663,21 @@ def sample_note(key: str, fits: dict) -> str:
     return f"{key}: {stats.get('nobs')} prompts; {groups}."
 
 
-def they_note(table: pd.DataFrame) -> str:
-    people = (table["people_they_rate"] * table["n_trials"]).sum()
-    return (f"People: singular they among all responses (OtherType), {people:.0f} of "
-            f"{table['n_trials'].sum()} responses. Model: P(they) raw and among he, she, they "
-            f"({table['model_p_they'].min():.0%} to {table['model_p_they'].max():.0%} of the "
-            "three by condition). Not like for like: people's they is a whole continuation's "
-            "pronoun, the model's the next word.")
+def they_notes(table: pd.DataFrame) -> list[str]:
+    """What the singular-they table compares, with the two quantities that are not like
+    for like named as such."""
+    people = (table["people_they_all"] * table["people_n"]).sum()
+    return [f"Like for like: P(they | he, she, they) on both sides. People: singular they "
+            f"(OtherType) among their he, she and singular-they responses, Wilson 95% "
+            f"interval over trials; {people:.0f} of {table['people_n'].sum()} responses were "
+            "singular they.",
+            f"The three cover {table['people_coverage'].min():.0%}-"
+            f"{table['people_coverage'].max():.0%} of people's responses (the rest mostly "
+            f"repeat the name) and {table['model_coverage'].min():.0%}-"
+            f"{table['model_coverage'].max():.0%} of the model's next-word mass.",
+            "Not like for like, shown for reference only: people's they among all responses, "
+            "and the model's raw next-word P(they); people's pronoun is that of a whole "
+            "continuation, the model's the next word."]
 
 
 def table_notes_of(groups: dict) -> list[str]:

@@ -58,6 +58,26 @@ def test_response_shares_count_the_published_categories(tables):
                                                                         "he, she"}
 
 
+def test_they_shares_like_for_like(tables):
+    """People's they among he, she and singular they, against the model's P(they) among the
+    three (.1 / .5 in fake_scores); the 77 singular-they responses of the codebook."""
+    out = C.they_shares(tables, fake_scores(tables)).set_index("condition")
+    e1 = tables["exp1"]
+    assert out["people_n"].sum() == len(e1)
+    assert (out["people_they_all"] * out["people_n"]).sum() == pytest.approx(77)
+    for cond, part in e1.groupby("Condition"):
+        they = int((part["OtherType"] == "singular they").sum())
+        three = int((part["He"] + part["She"]).sum()) + they
+        row = out.loc[cond]
+        assert row["people_n_in_set"] == three
+        assert row["people_share"] == pytest.approx(they / three)
+        assert row["people_coverage"] == pytest.approx(three / len(part))
+        assert row["people_ci_low"] <= row["people_share"] <= row["people_ci_high"]
+        assert row["model_share"] == pytest.approx(0.2)               # .1 / (.3 + .1 + .1)
+        assert row["model_coverage"] == pytest.approx(0.5)
+        assert row["model_raw_they"] == pytest.approx(0.1)
+
+
 def test_response_coverage_per_condition(tables):
     table = C.coverage_table(fake_scores(tables))
     assert set(table["option_set"]) == set(M.OPTION_SET_LABELS.values())

@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from studies.name_gender import alignment as A
 from studies.name_gender.stimuli import cut_at_continuation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,19 +49,6 @@ def test_prompt_without_continuation_point_is_an_error():
 
     with pytest.raises(DataValidationError, match="continuation point"):
         cut_at_continuation("X went home.", source="frames.xlsx")
-
-
-def test_singular_they_rate_by_condition_by_hand():
-    trials = pd.DataFrame({"Condition": ["first", "first", "last", "last", "last"],
-                           "OtherType": ["singular they", "", "", "repeat name", "singular they"],
-                           "Other": [1, 0, 0, 1, 1]})
-    scored = pd.DataFrame({"experiment": 1, "Condition": ["first", "last"], "prompt": ["a", "b"],
-                           "p_they": [0.2, 0.4], "p_raw_they": [0.02, 0.04]})
-    out = A.singular_they_by_condition(trials, scored).set_index("Condition")
-    assert out.loc["first", "people_they_rate"] == 0.5
-    assert out.loc["last", "people_they_rate"] == pytest.approx(1 / 3)
-    assert out.loc["last", "people_other_rate"] == pytest.approx(2 / 3)
-    assert out.loc["last", "model_p_they"] == 0.4
 
 
 @pytest.mark.slow
