@@ -18,7 +18,28 @@ def fit_cache(run) -> dict:
     return {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
 
 
+def check_twin_flags(run) -> None:
+    """--human-twins and --alignment-twin ask for Bayesian fits that --no-bayes turns off:
+    refused before any work rather than one flag silently winning."""
+    from gbstats.errors import GbstatsError
+
+    asked = [flag for flag, on in (("--human-twins", run.args.human_twins),
+                                   ("--alignment-twin", run.args.alignment_twin)) if on]
+    if asked and run.args.no_bayes:
+        raise GbstatsError(f"{' and '.join(asked)} {'ask' if len(asked) > 1 else 'asks'} for "
+                           f"Bayesian twins, which --no-bayes turns off; expected one or the "
+                           f"other: drop --no-bayes to fit them, or drop {' and '.join(asked)}")
+
+
+def record_twins(run, groups: dict) -> None:
+    """Every Bayesian twin of the run into results.json's "bayes_twins" (and the report's
+    section), refitted with wider priors under --prior-sensitivity (`Run.record_twins`)."""
+    for name, fits in groups.items():
+        run.record_twins(name, fits)
+
+
 def load(run, _):
+    check_twin_flags(run)
     loaded = load_dataset("gardner2024", run.args.data_dir)
     run.log.extend(loaded.exclusions)
     return {"tables": loaded.tables, "prompts": pronoun_prompts(loaded.tables)}
@@ -107,6 +128,9 @@ def fit(run, state):
         state = {**state, "items": items, "grouped": grouped}
     for note in reused_fits_note({**{k: v for k, v in human.items()}}):
         run.note(note)
+    # the people's fits are made here, not by run.fit: their twins are recorded here (the
+    # model side's and the alignment GLMM's, made by run.fit / run.record_fits, already are)
+    record_twins(run, human)
     return {**state, "human": human, "like": like, "model_fits": model_fits,
             "earlier_fits": earlier_fits, "alignment_fits": alignment_fits}
 
