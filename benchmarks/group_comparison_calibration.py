@@ -114,13 +114,14 @@ def main(argv=None) -> None:
     parser.add_argument("--panels", type=int, default=200)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--design", action="append", choices=list(DESIGNS))
+    parser.add_argument("--case", action="append", choices=list(CASES))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     results = {"what": __doc__.split("\n\n")[0], "bound": BOUND, "shared_item": SHARED,
                "noise": NOISE, "designs": DESIGNS, "settings": SETTINGS, "seed": args.seed,
                "runs": []}
     for design in args.design or list(DESIGNS):
-        for case in CASES:
+        for case in args.case or list(CASES):
             print(f"{design} {case}: {args.panels} panels", flush=True)
             results["runs"].append(run_case(design, case, args.panels, args.seed))
             print(json.dumps(results["runs"][-1]["rates"]), flush=True)

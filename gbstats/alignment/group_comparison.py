@@ -28,8 +28,10 @@ report that gives one of them alone can mislead:
    "equivalent". Two one-sided z tests (TOST; Schuirmann 1987) of |difference| >= bound
    with the comparison's own SE; p_equivalence < alpha means the (1 - 2 alpha) interval
    lies inside -bound..bound. `smallest_equivalence_bound` is the tightest bound these
-   data could establish. `verdict` states the conclusion in words that match the
-   evidence: a difference, equivalence within the bound, or no evidence either way.
+   data could establish. The TOST p-values are Holm-adjusted within the family as the
+   difference tests are (`holm_equivalence`, `p_equivalence_holm`). `verdict` states the
+   conclusion in words that match the evidence (on the adjusted p-values): a difference,
+   equivalence within the bound, or no evidence either way.
 
 The equivalence claim's false-positive rate at the bound (true difference exactly
 equal to the bound) is calibrated by `benchmarks/group_comparison_calibration.py`
@@ -59,8 +61,8 @@ PROFILE_CI_METHOD = ("two-way bootstrap (items jointly, people within each group
                      "interval of the corrected correlation; reliabilities recomputed per replicate")
 COMPARISON_COLUMNS = ["family", "group_a", "group_b", "test", "primary", "scale", "estimate",
                       "se", "ci_low", "ci_high", "p_value", "p_holm", "family_size",
-                      "equivalence_bound", "p_equivalence", "smallest_equivalence_bound",
-                      "verdict"]
+                      "equivalence_bound", "p_equivalence", "p_equivalence_holm",
+                      "smallest_equivalence_bound", "verdict"]
 VERDICTS = ("difference", "equivalent within the bound", "no evidence either way")
 
 
@@ -234,13 +236,22 @@ def holm_within_families(table: pd.DataFrame, family: str = "family",
     return out
 
 
+def holm_equivalence(table: pd.DataFrame, family: str = "family",
+                     column: str = "p_equivalence") -> pd.Series:
+    """The TOST p-values Holm-adjusted within each family, as the difference tests are:
+    claiming equivalence for every test of a family is as many claims as there are tests.
+    NaN where a row has no equivalence bound (it does not count towards its family)."""
+    rows = table[[family]].assign(p_value=table[column].to_numpy())
+    return holm_within_families(rows, family)["p_holm"]
+
+
 def finish_comparisons(rows: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm within each family, the equivalence test where a bound is given, and the
-    verdict, for a table of group comparisons (one row per test) with at least family,
-    group_a, group_b, test, primary, scale, estimate, se, ci_low, ci_high, p_value and
-    equivalence_bound (NaN: no bound on this scale). Returns COMPARISON_COLUMNS."""
+    """Holm within each family, the equivalence test where a bound is given (its p-value
+    Holm-adjusted within the family too), and the verdict on the adjusted p-values, for a
+    table of group comparisons (one row per test) with at least family, group_a, group_b,
+    test, primary, scale, estimate, se, ci_low, ci_high, p_value and equivalence_bound (NaN: no bound on this scale). Returns COMPARISON_COLUMNS."""
     missing = [c for c in COMPARISON_COLUMNS if c not in rows.columns
-               and c not in ("p_holm", "family_size", "p_equivalence",
+               and c not in ("p_holm", "family_size", "p_equivalence", "p_equivalence_holm",
                              "smallest_equivalence_bound", "verdict")]
     if missing:
         raise DataValidationError("a group-comparison table without its columns",
@@ -259,8 +270,9 @@ def finish_comparisons(rows: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
                                                out["equivalence_bound"])
     out["smallest_equivalence_bound"] = smallest_equivalence_bound(out["estimate"], out["se"],
                                                                    alpha)
+    out["p_equivalence_holm"] = holm_equivalence(out)
     out["verdict"] = [verdict(p, q, b, alpha) for p, q, b in
-                      zip(out["p_holm"], out["p_equivalence"], out["equivalence_bound"])]
+                      zip(out["p_holm"], out["p_equivalence_holm"], out["equivalence_bound"])]
     return out[COMPARISON_COLUMNS]
 
 

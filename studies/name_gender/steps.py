@@ -1,6 +1,7 @@
 """name_gender: load -> score -> fit -> tables -> report (Gardner & Brown-Schmidt 2024)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gbstats.data.registry import load_dataset
@@ -276,19 +277,38 @@ def fmt_p(p: float) -> str:
     return "< .001" if p < 0.001 else f"= {p:.3f}".replace("0.", ".", 1)
 
 
-def last_name_verdict(people, model) -> str:
-    """Whether the model shows people's drop in P(she) after a last name (both effects:
-    last minus the mean of first and full, population-averaged log-odds, 95% intervals)."""
-    if model["ci_high"] >= 0:
-        return ("**The model does not show the people's pattern**: after a last name its "
-                "P(she | he or she) does not drop" + (" (it rises)." if model["ci_low"] > 0
-                                                      else "."))
+def clear(row) -> bool:
+    """The effect's 95% interval excludes 0."""
+    return row["ci_low"] > 0 or row["ci_high"] < 0
+
+
+def pattern_verdict(people, model) -> str:
+    """Whether the model shows people's effect, in words (both effects population-averaged
+    log-odds with 95% intervals): "clear" is an interval that excludes 0, and the sizes
+    are compared by whether the intervals overlap."""
+    if not clear(people):
+        if clear(model):
+            return ("**The model shows an effect that people do not** (people's interval "
+                    "includes 0).")
+        return "Neither people nor the model show a clear effect (both intervals include 0)."
+    same_sign = np.sign(model["estimate"]) == np.sign(people["estimate"])
+    if not clear(model):
+        return ("**The model does not show the people's pattern**: its interval includes 0.")
+    if not same_sign:
+        return "**The model does not show the people's pattern**: its effect goes the other way."
     if model["ci_low"] <= people["ci_high"] and people["ci_low"] <= model["ci_high"]:
-        return ("The model shows the people's pattern: P(she | he or she) drops after a last "
-                "name, by an amount whose interval overlaps people's.")
-    stronger = abs(model["estimate"]) > abs(people["estimate"])
+        return "The model shows the people's pattern, with an interval that overlaps people's."
+    ratio = abs(model["estimate"]) / abs(people["estimate"])
     return ("The model shows the direction of the people's pattern, "
-            + ("more strongly than people." if stronger else "but far more weakly."))
+            + (f"more strongly ({ratio:.1f} times people's effect)." if ratio > 1
+               else f"but more weakly ({ratio:.0%} of people's effect)."))
+
+
+def effect_pair(eff: pd.DataFrame, exp: int, mirror: str, effect: str):
+    """(people like for like, model) rows of one population-averaged effect."""
+    sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror) & (eff["effect"] == effect)
+              & (eff["scale"] == "population-averaged")].set_index("source")
+    return sel.loc[C.EFFECT_SOURCES["like_for_like"]], sel.loc[C.EFFECT_SOURCES["model"]]
 
 
 def condition_sentences(out) -> list[str]:
@@ -303,15 +323,17 @@ def condition_sentences(out) -> list[str]:
         people = " / ".join(f"{two.loc[(exp, c), 'people_share']:.2f}" for c in C.CONDITIONS)
         model = " / ".join(f"{two.loc[(exp, c), 'model_share']:.2f}" for c in C.CONDITIONS)
         mirror = "m_cond" if exp == 1 else "m_noOther"
-        sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror)
-                  & (eff["effect"] == "last minus first and full")
-                  & (eff["scale"] == "population-averaged")].set_index("source")
-        p, m = sel.loc[C.EFFECT_SOURCES["like_for_like"]], sel.loc[C.EFFECT_SOURCES["model"]]
-        verdict = last_name_verdict(p, m)
+        said = []
+        for effect, words in (("last minus first and full",
+                               "Last name minus the mean of first and full"),
+                              ("full minus first", "Full name minus first name")):
+            p, m = effect_pair(eff, exp, mirror, effect)
+            said.append(f"{words}: people {row_ci(p)}, model {row_ci(m)}. "
+                        f"{pattern_verdict(p, m)}")
         lines.append(
             f"- **Exp {exp}, P(she | he or she) after a first / full / last name.** People "
-            f"{people}; the model {model}. Last name minus the mean of first and full, "
-            f"population-averaged log-odds: people {row_ci(p)}, model {row_ci(m)}. {verdict}")
+            f"{people}; the model {model}. Population-averaged log-odds of she. "
+            + " ".join(said))
     return lines
 
 
@@ -324,9 +346,11 @@ def rating_sentences(out) -> list[str]:
         said = {side: "; ".join(f"{scale} {row_ci(sel.loc[(C.EFFECT_SOURCES[src], scale)])}"
                                 for scale in ("conditional", "population-averaged"))
                 for side, src in (("People", "like_for_like"), ("Model", "model"))}
+        verdict = pattern_verdict(*effect_pair(eff, exp, mirror, "rating slope (per point)"))
         lines.append(
             f"- **Exp {exp}, the first name's gender rating** (log-odds of she among he/she per "
-            f"point). People: {said['People']}. Model: {said['Model']}.")
+            f"point). People: {said['People']}. Model: {said['Model']}. Population-averaged: "
+            f"{verdict}")
     return lines
 
 
@@ -385,8 +409,9 @@ def group_sentences(out) -> list[str]:
             f"share of she: {groups}. Difference ({row['group_a']} minus {row['group_b']}) "
             f"{fmt_ci(row['estimate'], row['ci_low'], row['ci_high'])}, Holm p "
             f"{fmt_p(row['p_holm'])} (family of {int(row['family_size'])}); equivalence within "
-            f"+/-{row['equivalence_bound']:.2f}: TOST p {fmt_p(row['p_equivalence'])} (the "
-            f"smallest bound these data could establish is {row['smallest_equivalence_bound']:.2f}). "
+            f"+/-{row['equivalence_bound']:.2f}: TOST Holm p {fmt_p(row['p_equivalence_holm'])} "
+            f"(the smallest bound these data could establish is "
+            f"{row['smallest_equivalence_bound']:.2f}). "
             f"The groups' own item profiles correlate {pa['r_profiles_corrected']:.2f} "
             f"[{pa['ci_low']:.2f}, {pa['ci_high']:.2f}] (corrected), which leaves room for a "
             f"difference in alignment of at most {pa['max_alignment_difference']:.2f} "
@@ -400,6 +425,7 @@ LABELS = {
     "experiment": "Exp.", "condition": "Condition", "option_set": "Options compared",
     "people_n": "People: responses in the set", "people_share": "People: P(she)",
     "people_ci_low": "People: 95% low", "people_ci_high": "People: 95% high",
+    "people_ci": "People: 95% CI",
     "people_coverage": "People: share of responses", "model_share": "Model: P(she)",
     "model_coverage": "Model: next-word mass", "n_prompts": "Prompts",
     "model": "Authors' model", "effect": "Effect", "term": "Term", "estimate": "Estimate",
@@ -416,6 +442,7 @@ LABELS = {
     "max_alignment_difference_upper": "Same, at 95% low", "n_items": "Items",
     "test": "Test", "primary": "Primary", "family": "Family", "family_size": "Tests in family",
     "equivalence_bound": "Equivalence bound", "p_equivalence": "p (TOST)",
+    "p_equivalence_holm": "p (TOST, Holm)",
     "smallest_equivalence_bound": "Smallest provable bound", "verdict": "Conclusion",
     "group": "Group", "reliability": "Reliability", "noise_ceiling": "Noise ceiling",
     "r": "r", "r_corrected": "Corrected r", "n_participants": "People",
@@ -534,7 +561,10 @@ def report(run, report, out):
                             "Conditional: the mixed model's fixed effects. Population-averaged: "
                             "logit of the fitted probability averaged over the random "
                             "intercepts (the model's residual too), delta-method 95% interval "
-                            "with the variances treated as known.",
+                            "with the variances treated as known, so a little narrow: in a "
+                            "simulated crossed GLMM it covered 89% (slope) and 93% (condition "
+                            "effect) of 120 panels, the conditional one 92.5% and 94% "
+                            "(benchmarks/results/population_averaged_calibration.json).",
                             "Effects at the centred rating; the slope averaged over conditions "
                             "as the authors' coding centres them; Wald z intervals (the model's "
                             "own t intervals, table model_side_models, are a little wider)."])
@@ -594,9 +624,10 @@ def report(run, report, out):
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
             "gender (0), which the codebooks say is women and a few nonbinary, genderfluid, "
             "agender and asexual participants, so the second group is *non-male "
-            "participants*, not women. The primary test, fixed in the study's code before its "
-            "results were seen, is the difference of the two groups' reliability-corrected correlations "
-            "with the model (one family over the two experiments, Holm); the equivalence "
+            "participants*, not women. The primary test, declared as such in the study's code "
+            "(`group_analyses` in studies/name_gender/steps.py) and in results.json, is the "
+            "difference of the two groups' reliability-corrected correlations with the model "
+            "(one family over the two experiments, Holm); the equivalence "
             f"bound is +/-{A.EQUIVALENCE_BOUND:.2f} on the corrected-correlation scale. "
             "The size-matched comparison of earlier reports is not a test of equal alignment "
             "and is no longer shown.\n\n" + "\n".join(group_sentences(out))))
@@ -617,19 +648,20 @@ def report(run, report, out):
         comp = out["group_comparison"]
         cols = ["experiment", "condition", "family", "primary", "estimate", "ci_low", "ci_high",
                 "p_value", "p_holm", "family_size", "equivalence_bound", "p_equivalence",
-                "verdict"]
+                "p_equivalence_holm", "verdict"]
         shown = comp.assign(primary=comp["primary"].map({True: "yes", False: "no"}))
         report.table("group_comparison", shown,
                      "Men vs non-male participants: the primary test, secondary tests, Holm "
                      "within family and equivalence", columns=cols,
                      column_labels={**labels(cols), "estimate": "Difference (A minus B)"},
-                     p_columns=["p_value", "p_holm", "p_equivalence"],
+                     p_columns=["p_value", "p_holm", "p_equivalence", "p_equivalence_holm"],
                      notes=["Corrected-r rows: men's corrected correlation minus non-male "
                             "participants'; z test, items resampled jointly, people within group.",
                             "GLMM rows: the group x model_logit term of the alignment GLMM "
                             "(non-male minus men), Wald z; no equivalence bound on that scale.",
-                            "Equivalence: two one-sided tests at the bound; 'equivalent' only "
-                            "when both reject at .05.",
+                            "Equivalence: two one-sided tests at the bound, Holm within the "
+                            "family like the difference tests; 'equivalent' only when both "
+                            "reject at .05 after Holm.",
                             "Calibration: benchmarks/results/group_comparison_calibration.json."])
         cols = ["experiment", "condition", "group", "reliability", "noise_ceiling", "r",
                 "r_corrected", "ci_low", "ci_high", "n_items", "n_participants",

@@ -180,9 +180,10 @@ EQUIVALENCE_BOUND = 0.10
 
 def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
     """The corrected comparisons declared as RQ2's primary test, with the TOST p-value at
-    EQUIVALENCE_BOUND, the smallest bound these data could establish, and the verdict on
-    the Holm-adjusted p (difference / equivalent / no evidence either way)."""
-    from gbstats.alignment.group_comparison import (equivalence_p_value,
+    EQUIVALENCE_BOUND (and Holm-adjusted within the comparison's family), the smallest bound
+    these data could establish, and the verdict on the Holm-adjusted p-values (difference /
+    equivalent / no evidence either way)."""
+    from gbstats.alignment.group_comparison import (equivalence_p_value, holm_equivalence,
                                                     smallest_equivalence_bound, verdict)
 
     if table.empty:
@@ -191,8 +192,11 @@ def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
     out["p_equivalence"] = equivalence_p_value(out["difference"], out["se"], EQUIVALENCE_BOUND)
     out["smallest_equivalence_bound"] = smallest_equivalence_bound(out["difference"], out["se"])
     holm = out["p_holm"] if "p_holm" in out else out["p_value"]
+    # the TOST p-values Holm-adjusted within the same families as the difference tests
+    out["p_equivalence_holm"] = (holm_equivalence(out) if "family" in out
+                                 else out["p_equivalence"])
     out["verdict"] = [verdict(p, q, EQUIVALENCE_BOUND) for p, q in
-                      zip(holm, out["p_equivalence"])]
+                      zip(holm, out["p_equivalence_holm"])]
     return out
 
 
@@ -245,7 +249,7 @@ def lmm_family(row) -> str | None:
 # --------------------------------------------------------------------------
 # the study's RQ2 steps (called from studies/singular_they/steps.py)
 
-P_COLUMNS = ("p_value", "p_holm")
+P_COLUMNS = ("p_value", "p_holm", "p_equivalence", "p_equivalence_holm")
 FORMULA_TEXT = ("rating ~ score_z * group + (1 + score_z | participant) + (1 | item) "
                 "+ (1 | item:group)")
 

@@ -86,6 +86,9 @@ def test_finish_comparisons():
     assert out["p_equivalence"].iloc[0] == pytest.approx(
         max(stats.norm.sf((0.02 + 0.1) / 0.04), stats.norm.cdf((0.02 - 0.1) / 0.04)))
     assert out["verdict"].iloc[0].startswith("equivalent")
+    # Holm over the family's two TOST p-values (.023 and .977 for -0.2, beyond the bound):
+    # the smaller is doubled, .046, still below .05
+    assert out["p_equivalence_holm"].iloc[0] == pytest.approx(2 * out["p_equivalence"].iloc[0])
     with pytest.raises(DataValidationError, match="mixing primary and secondary"):
         finish_comparisons(rows(primary=[True, False]))
     with pytest.raises(DataValidationError, match="without its columns"):

@@ -142,3 +142,27 @@ def test_item_correlations_holm_over_the_family():
     out = A.item_correlations(items)
     assert len(out) == 8 and (out["family_size"] == 8).all()
     assert (out["p_holm"] >= out["p_value"]).all()
+
+
+NOT_SHOWN = "**The model does not show the people's pattern**"
+DIRECTION = "The model shows the direction of the people's pattern"
+
+
+def effect_row(triple) -> pd.Series:
+    return pd.Series(dict(zip(["estimate", "ci_low", "ci_high"], triple)))
+
+
+@pytest.mark.parametrize("people, model, starts", [
+    ((-1.6, -2.4, -0.8), (0.27, -0.21, 0.76), f"{NOT_SHOWN}: its interval includes 0"),
+    ((0.18, 0.01, 0.37), (-0.43, -0.62, -0.23), f"{NOT_SHOWN}: its effect goes the other way"),
+    ((-0.21, -0.36, -0.05), (-0.45, -0.66, -0.24), "The model shows the people's pattern"),
+    ((1.39, 1.23, 1.55), (0.69, 0.54, 0.84), f"{DIRECTION}, but more weakly (50%"),
+    ((1.0, 0.8, 1.2), (2.0, 1.8, 2.2), f"{DIRECTION}, more strongly (2.0 times"),
+    ((-0.01, -0.21, 0.19), (-0.20, -0.44, 0.03), "Neither people nor the model"),
+    ((0.1, -0.1, 0.3), (0.5, 0.2, 0.8), "**The model shows an effect that people do not**"),
+])
+def test_pattern_verdict_in_words(people, model, starts):
+    """Each branch of the verdict, on intervals like the report's (by hand)."""
+    from studies.name_gender.steps import pattern_verdict
+
+    assert pattern_verdict(effect_row(people), effect_row(model)).startswith(starts)

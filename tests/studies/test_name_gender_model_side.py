@@ -173,3 +173,32 @@ def test_the_issue_quotes_these_r_numbers():
     k = after["terms"].index("GenderRatingCentered")
     assert (round(after["estimate"][k], 3), round(after["se"][k], 3),
             round(after["df"][k]), round(after["p"][k], 3)) == (0.247, 0.124, 19, 0.061)
+
+
+@pytest.mark.needs_r
+def test_results_json_model_side_models_reads_as_lmertest(tables):
+    """results.json's `model_side_models` (comparison.model_side_models over the run's own
+    row selection, M.mirror_rows) on the recorded scores: the columns issue 31 names, one
+    row per term of each mirror, and the numbers of lmerTest's fits of the same mirrors."""
+    import json
+
+    from gbstats.mixed.lmm import fit_lmm
+    from studies.name_gender import comparison as C
+
+    refs = json.loads(R_REFS.read_text())
+    scores = pd.read_csv(SCORES)
+    fits = {}
+    for mirror in M.MIRRORS:
+        rows, contrasts = M.mirror_rows(scores, tables, mirror)
+        fits[mirror.key] = {"lme4": fit_lmm(mirror.formula, rows, backend="lme4",
+                                            contrasts=contrasts)}
+    entry = C.model_side_models(fits)
+    assert {"experiment", "model", "term", "estimate", "std_error", "df"} <= set(entry.columns)
+    for mirror in M.MIRRORS:
+        ref = refs[f"mirror_{mirror.key}"]
+        got = entry[(entry["experiment"] == mirror.experiment)
+                    & (entry["model"] == mirror.model)].set_index("term")
+        assert list(got.index) == ref["terms"]
+        np.testing.assert_allclose(got["estimate"], ref["estimate"], rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(got["std_error"], ref["se"], rtol=1e-3)
+        np.testing.assert_allclose(got["df"], ref["df"], rtol=1e-2)

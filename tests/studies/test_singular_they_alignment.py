@@ -119,6 +119,13 @@ def test_corrected_comparisons_carry_the_equivalence_test_and_verdict():
         max(stats.norm.sf((0.01 + b) / 0.03), stats.norm.cdf((0.01 - b) / 0.03)))
     assert list(out["verdict"]) == [f"equivalent within the bound (+/-{b:g})", "difference",
                                     "no evidence either way at this sensitivity"]
+    # in one family the TOST p-values are Holm-adjusted too: .0013 x 3 is still below .05,
+    # the other two (.5 and ~1) stay where they are or rise to the running maximum
+    family = with_equivalence(table.assign(family="stage"))
+    p = family["p_equivalence"]
+    assert family["p_equivalence_holm"].iloc[0] == pytest.approx(3 * p.iloc[0])
+    assert (family["p_equivalence_holm"] >= p).all()
+    assert family["verdict"].iloc[0].startswith("equivalent")
 
 
 def test_profile_table_one_row_per_pair(data):
