@@ -38,6 +38,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
 from gbstats.exclusions import ExclusionLog
+from gbstats.mixed.design import between_factor_terms, with_design_check
 from gbstats.mixed.formula import ParsedFormula, bambi_to_r_name, fixed_effect_names, parse_formula
 from gbstats.mixed.results import COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult
 
@@ -700,6 +701,7 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
 
     log = ExclusionLog()
     frame, parsed, notes, prepared = _prepare(formula, data, bambi_family, log, contrasts)
+    design = between_factor_terms(formula, data)
 
     model = build_model(parsed.text, frame, bambi_family, noncentered)
     model.set_priors(priors=default_priors(model, frame, parsed.response, bambi_family,
@@ -736,9 +738,10 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     coefs = coef_table(idata, model, name_map)
     handle = FitHandle("bambi", model, parse_formula(formula), prepared, dict(prepared.codings),
                        extra={"name_map": name_map, "bambi_parsed": parsed})
-    return FitResult(formula=formula, backend="bambi", family=family_key,
-                     coefs=coefs, ranef_var=ranef_table(idata, model, bambi_family),
-                     fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle)
+    return with_design_check(
+        FitResult(formula=formula, backend="bambi", family=family_key,
+                  coefs=coefs, ranef_var=ranef_table(idata, model, bambi_family),
+                  fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle), design)
 
 
 def fixed_effect_draws(fit: FitResult) -> np.ndarray:

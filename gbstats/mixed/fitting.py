@@ -168,10 +168,21 @@ def frequentist_notes(fits: Mapping) -> list[str]:
 FIT_PROBLEM_WORDS = ("singular", "converge", "hessian", "separation", "eigenvalue", "boundary")
 
 
+def design_notes(fits: Mapping) -> list[str]:
+    """The design check's findings among `fits` (`gbstats.mixed.design`: a predictor that
+    varies only between the levels of a factor with no random effect), each once: every
+    engine fitted the same formula on the same rows, so they report the same finding."""
+    from gbstats.mixed.design import is_design_warning
+
+    return list(dict.fromkeys(w for fit in fits.values() for w in fit.warnings
+                              if is_design_warning(w)))
+
+
 def table_notes(fits: Mapping) -> list[str]:
     """Everything a table of these fits must say about them: frequentist fit
-    problems (`frequentist_notes`) and the twin's convergence and priors."""
-    return frequentist_notes(fits) + twin_notes(fits)
+    problems (`frequentist_notes`), the design check (`design_notes`) and the
+    twin's convergence and priors."""
+    return frequentist_notes(fits) + design_notes(fits) + twin_notes(fits)
 
 
 def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] = ("lme4",),

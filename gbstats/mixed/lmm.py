@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.mixed.contrasts import describe_codings, resolve_contrasts
+from gbstats.mixed.design import between_factor_terms, with_design_check
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
 from gbstats.mixed.formula import (ParsedFormula, as_factor_strings, factor_levels, is_factor,
@@ -142,9 +143,10 @@ def _fit_penalised(formula: str, data: pd.DataFrame, backend: str, optimizer: st
         raise GbstatsError(f"formula {formula!r} has no random term such as (1|participant); "
                            "a mixed model needs at least one")
     prepared = prepare_data(parsed, data, "binomial", contrasts)
+    design = between_factor_terms(parsed, data)
     result = lme4_engine.fit_bglmer(parsed, prepared)
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
-    return with_separation_check(result, parsed, prepared)
+    return with_design_check(with_separation_check(result, parsed, prepared), design)
 
 
 def with_separation_check(result: FitResult, parsed: ParsedFormula, prepared: PreparedData
@@ -184,6 +186,9 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
             raise GbstatsError(f"optimizer={optimizer!r} is an lme4 setting, but the backend is "
                                f"{engine.__name__.rsplit('.', 1)[-1]}; use backend='lme4'")
     prepared = prepare_data(parsed, data, family, contrasts)
+    # before the fit, on the caller's whole frame: the factor a predictor varies between
+    # is usually a column the formula does not name (gbstats.mixed.design)
+    design = between_factor_terms(parsed, data)
     result = (engine.fit(parsed, prepared, family, optimizer=optimizer) if optimizer
               else engine.fit(parsed, prepared, family))
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
@@ -191,7 +196,7 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
         result.warnings.insert(0, notice)
     if family == "binomial":
         result = with_separation_check(result, parsed, prepared)
-    return result
+    return with_design_check(result, design)
 
 
 def choose_backend(backend: str):

@@ -60,6 +60,7 @@ class StudyReport:
         self.exclusion_records: list[dict] = []
         self.warning_list: list[str] = []
         self.twin_records: dict[str, dict] = {}
+        self.extra_results: dict[str, object] = {}
 
     def _mark(self, text: str, simulated: bool | None = None) -> str:
         simulated = self.simulated if simulated is None else simulated
@@ -170,6 +171,15 @@ class StudyReport:
         """{table: what breaks the house grammar} for every table added (empty when none)."""
         return {name: problems for name, t in self.presented.items()
                 if (problems := grammar_problems(t))}
+
+    def result(self, name: str, value) -> None:
+        """A top-level entry of results.json besides "tables" (records or a mapping), for
+        the results a program reads by name (e.g. name_gender's `group_comparison`)."""
+        reserved = {"provenance", "tables", "study", "title", "simulated", "exclusions",
+                    "warnings", "bayes_twins"}
+        if name in reserved or name in self.extra_results:
+            raise ValueError(f"results.json entry {name!r} is taken; choose another name")
+        self.extra_results[name] = value
 
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
                **savefig_options) -> Path:
@@ -301,7 +311,7 @@ class StudyReport:
             self.out_dir / "results.json", provenance, self.tables,
             extra={"study": self.study, "title": self.title, "simulated": self.simulated,
                    "exclusions": self.exclusion_records, "warnings": self.warning_list,
-                   "bayes_twins": self.twin_records})
+                   "bayes_twins": self.twin_records, **self.extra_results})
         return {"report": report, "results": results, **appendix["paths"],
                 **{f"table:{p.stem}": p for p in self.table_paths},
                 **{f"figure:{p.stem}": p for p in self.figure_paths}}

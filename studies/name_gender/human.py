@@ -28,6 +28,16 @@ does, read from there:
 `model_data(...)` builds each model's rows and `HUMAN_MODELS` names them;
 `fit_human_models` fits them with lme4's glmer defaults (Laplace, nAGQ = 1,
 glmerControl's default optimizers bobyqa then Nelder-Mead), as the authors did.
+Each model's rows also carry `FirstName` (the first name shown, none after a
+last name alone) though no formula uses it: gbstats' design check reads it, and
+reports that the rating models test a first-name property without a first-name
+random effect.
+
+`LIKE_FOR_LIKE_MODELS` are gbstats' own refits, not in the paper: the authors'
+fixed part on the he/she trials only (Exp 3's is their `m_noOther`), the
+people's side of the comparison with the model's two-way share she / (he + she),
+with a random intercept for the first name where the model has the rating
+(`NameUnit`, the first name or else the last name shown, for Exp 1's m_cond).
 """
 from __future__ import annotations
 
@@ -46,19 +56,9 @@ HELMERT_REFERENCE = ("last", "first")
 RANDOM = "(1 | Participant) + (1 | Item)"
 
 
-@dataclass(frozen=True)
-class HumanModel:
-    experiment: int
-    model: str            # the authors' name for it
-    outcome: str          # She (production) or Female (memory)
-    rhs: str              # fixed part
-    subset: str           # "all", "first_full" or "no_other"
-    coding: str           # "fixed" or "centered_helmert"
-    source: str           # the knitted file that prints it
-
-    @property
-    def formula(self) -> str:
-        return f"{self.outcome} ~ {self.rhs} + {RANDOM}"
+class NamedModel:
+    """What the people's models and the model side's mirrors share: a key and whether the
+    fixed part holds the first name's rating."""
 
     @property
     def key(self) -> str:
@@ -67,6 +67,24 @@ class HumanModel:
     @property
     def has_rating(self) -> bool:
         return "GenderRatingCentered" in self.rhs
+
+
+@dataclass(frozen=True)
+class HumanModel(NamedModel):
+    experiment: int
+    model: str            # the authors' name for it
+    outcome: str          # She (production) or Female (memory)
+    rhs: str              # fixed part
+    subset: str           # "all", "first_full", "no_other" or "first_full_no_other"
+    coding: str           # "fixed" or "centered_helmert"
+    source: str           # the knitted file that prints it (or what gbstats adds)
+    extra_random: str = ""  # random terms beyond the authors' (gbstats' refits only)
+    optimizer: str | None = None  # glmerControl(optimizer=...); None: the authors' default
+
+    @property
+    def formula(self) -> str:
+        extra = f" + {self.extra_random}" if self.extra_random else ""
+        return f"{self.outcome} ~ {self.rhs} + {RANDOM}{extra}"
 
 
 HUMAN_MODELS = (
@@ -85,10 +103,41 @@ HUMAN_MODELS = (
 )
 
 
+# bobyqa in both of glmer's stages: with glmer's default (bobyqa, then Nelder-Mead) the
+# Exp 1 refit stopped at max|grad| 0.097 with SEs of 7e-4 ("nearly unidentifiable"); bobyqa
+# alone converges there, to the same estimates (within 0.005) with sensible SEs.
+LIKE_FOR_LIKE_OPTIMIZER = "bobyqa"
+LIKE_FOR_LIKE_MODELS = (
+    HumanModel(1, "m_cond_noOther", "She", "Condition", "no_other", "fixed",
+               "gbstats: m_cond on the he/she trials", "(1 | NameUnit)",
+               LIKE_FOR_LIKE_OPTIMIZER),
+    HumanModel(1, "m_nameGender_noOther", "She", "Condition * GenderRatingCentered",
+               "first_full_no_other", "fixed", "gbstats: m_nameGender on the he/she trials",
+               "(1 | FirstName)", LIKE_FOR_LIKE_OPTIMIZER),
+    HumanModel(3, "m_noOther_firstName", "She", "Condition * GenderRatingCentered", "no_other",
+               "centered_helmert", "gbstats: m_noOther with a first-name random intercept",
+               "(1 | FirstName)", LIKE_FOR_LIKE_OPTIMIZER),
+)
+
+
+def name_parts(trials: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(FirstName, NameUnit) per trial: the first name shown (none after a last name alone)
+    and the name a reader could guess a gender from (the first name, else the last name)."""
+    if "NameFirst" in trials.columns:                      # Exp 1-2: the authors' columns
+        first = trials["NameFirst"].where(trials["Condition"] != "last")
+        unit = first.fillna(trials["NameLast"])
+    else:                                                  # Exp 3-4: the full name, shown first
+        first = trials["Item"].str.split().str[0]
+        unit = first
+    return first, unit
+
+
 def experiment_frame(trials: pd.DataFrame) -> pd.DataFrame:
-    """One experiment's trials with the authors' names and the centred rating."""
+    """One experiment's trials with the authors' names, the centred rating and the name's
+    parts (`name_parts`)."""
     out = trials.rename(columns={"SubjID": "Participant"}).copy()
     out["GenderRatingCentered"] = out["GenderRating"] - out["GenderRating"].mean()  # NaN skipped
+    out["FirstName"], out["NameUnit"] = name_parts(trials)
     return out
 
 
@@ -98,18 +147,18 @@ def model_data(spec: HumanModel, trials: pd.DataFrame) -> tuple[pd.DataFrame, di
     if spec.coding == "centered_helmert":
         counts = full["Condition"].value_counts().to_dict()   # weights from all trials
         contrasts = {"Condition": CenteredHelmert(reference=HELMERT_REFERENCE, counts=counts)}
-    elif spec.subset == "first_full":
+    elif spec.subset.startswith("first_full"):
         contrasts = {"Condition": FIXED_2}
     else:
         contrasts = {"Condition": FIXED_3}
-    if spec.subset == "first_full":
-        rows = full[full["Condition"] != "last"]
-    elif spec.subset == "no_other":
-        rows = full[full["Other"] == 0]
-    else:
-        rows = full
+    rows = full
+    if spec.subset.startswith("first_full"):
+        rows = rows[rows["Condition"] != "last"]
+    if spec.subset.endswith("no_other"):
+        rows = rows[rows["Other"] == 0]
     columns = ["Participant", "Item", "Condition", spec.outcome] + (
-        ["GenderRatingCentered"] if spec.has_rating else [])
+        ["GenderRatingCentered"] if spec.has_rating else []) + ["FirstName"] + (
+        ["NameUnit"] if "NameUnit" in spec.extra_random else [])
     return rows[columns].reset_index(drop=True), contrasts
 
 
@@ -149,7 +198,7 @@ def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, d
         rows, contrasts = model_data(spec, tables[f"exp{spec.experiment}"])
         fits[spec.key] = fit_with_twin(spec.formula, rows, backends=["lme4"], family="binomial",
                                        bayes=False, contrasts=contrasts, use_cache=use_cache,
-                                       cache_dir=cache_dir)
+                                       cache_dir=cache_dir, optimizer=spec.optimizer)
         if bayes and spec.has_rating:
             safe, back = bambi_safe(contrasts)
             twin = fit_with_twin(spec.formula, rows, backends=[], family="binomial", bayes=True,
@@ -178,10 +227,10 @@ def human_models_table(fits: dict, specs=HUMAN_MODELS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fit_settings(fits: dict) -> pd.DataFrame:
+def fit_settings(fits: dict, specs=HUMAN_MODELS) -> pd.DataFrame:
     """What each lme4 fit used and gave: n, groups, logLik, AIC, optimizer, nAGQ."""
     rows = []
-    for spec in HUMAN_MODELS:
+    for spec in specs:
         fit = fits.get(spec.key, {}).get("lme4")
         if fit is None:
             continue

@@ -1,17 +1,18 @@
 """name_gender: load -> score -> fit -> tables -> report (Gardner & Brown-Schmidt 2024)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gbstats.data.registry import load_dataset
 from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from studies.name_gender import alignment as A
+from studies.name_gender import comparison as C
 from studies.name_gender import human as H
 from studies.name_gender import model_side as M
-from studies.name_gender.stimuli import pronoun_prompts
+from studies.name_gender.stimuli import DEFAULT_VARIANT, exp3_prompt_variants, pronoun_prompts
 
 PRODUCTION = (1, 3)
-RATING_MODEL = {1: "exp1_m_nameGender", 3: "exp3_m_all"}   # the people's model each compares with
 
 
 def fit_cache(run) -> dict:
@@ -48,17 +49,28 @@ def load(run, _):
 def score(run, state):
     if not run.wants_model:
         run.note("--model none: the human side only (no scoring, no model-side fit, no alignment).")
-        return {**state, "scored": None}
-    scored = M.score_prompts(state["prompts"], run.model(), **run.cache)
+        return {**state, "scored": None, "variants": None}
+    lm = run.model()
+    scored = M.score_prompts(state["prompts"], lm, **run.cache)
     scored = M.with_ratings(scored, state["tables"])
-    run.write_csv("model_scores.csv", scored.drop(columns=["prefix"]))
-    return {**state, "scored": scored}
+    run.write_csv("model_scores.csv", scored.drop(columns=["prefix", "Story", "ProductionPrompt"],
+                                                  errors="ignore"))
+    variants = None
+    if run.args.prompt_sensitivity:
+        layouts = exp3_prompt_variants(state["prompts"]).rename(columns={"prompt": "prompt_key"})
+        layouts["prompt_id"] = layouts["prompt_key"].str.split("|").str[0]
+        variants = M.score_prompts(layouts.rename(columns={"prompt_key": "prompt"}), lm,
+                                   options=M.PRONOUNS, **run.cache)
+    else:
+        run.note("--no-prompt-sensitivity: Exp 3's prompt layouts were not scored.")
+    return {**state, "scored": scored, "variants": variants}
 
 
 def fit(run, state):
     if not run.lme4_available("the authors' glmer models, the model-side fit and the alignment "
                               "GLMM"):
-        return {**state, "human": {}, "model_fits": {}, "alignment_fits": {}}
+        return {**state, "human": {}, "like": {}, "model_fits": {}, "earlier_fits": {},
+                "alignment_fits": {}}
     tables = state["tables"]
     human = H.fit_human_models(tables, bayes=run.args.human_twins, draws=run.args.draws,
                                seed=run.seed, **fit_cache(run))
@@ -71,54 +83,68 @@ def fit(run, state):
     else:
         run.note("The Bayesian twins of the people's gender-rating models are opt-in "
                  "(--human-twins; several minutes each on 2 cores).")
-    model_fits, alignment_fits = {}, {}
+    like = H.fit_human_models(tables, specs=H.LIKE_FOR_LIKE_MODELS, **fit_cache(run))
+    for key, fits in like.items():
+        run.record_fits(f"people, like for like: {key}", fits)
+    model_fits, earlier_fits, alignment_fits = {}, {}, {}
     scored = state["scored"]
     if scored is not None:
-        for exp in PRODUCTION:
-            rows, contrasts = M.model_rating_rows(scored, tables, exp)
-            safe, back = H.bambi_safe(contrasts)
-            fits = fit_with_twin(M.MODEL_FORMULA, rows, backends=["lme4"], bayes=False,
-                                 contrasts=contrasts, **fit_cache(run))
+        for mirror in M.MIRRORS:
+            rows, contrasts = M.mirror_rows(scored, tables, mirror)
+            fits = run.fit(mirror.formula, rows, name=f"model side: {mirror.key}", twin=False,
+                           contrasts=contrasts)
             if run.bayes:
-                twin = fit_with_twin(M.MODEL_FORMULA, rows, backends=[], bayes=True,
+                safe, back = H.bambi_safe(contrasts)
+                twin = fit_with_twin(mirror.formula, rows, backends=[], bayes=True,
                                      draws=run.args.draws, seed=run.seed, loo=False,
                                      contrasts=safe, **fit_cache(run))
-                fits["pymc"] = H.rename_terms(twin["pymc"], back)
-            model_fits[exp] = fits
-            run.warn(fit_warnings(fits, f"Exp {exp} model-side LMM"))
-        items = M.item_table(scored, tables)
+                fits = run.record_fits(f"model side: {mirror.key} (twin)",
+                                       {**fits, "pymc": H.rename_terms(twin["pymc"], back)})
+            model_fits[mirror.key] = fits
+        for exp in PRODUCTION:
+            rows, contrasts = M.earlier_rows(scored, tables, exp)
+            for label, formula in (("(1 | frame)", M.EARLIER_FORMULA),
+                                   ("(1 | frame) + (1 | first_name)",
+                                    M.EARLIER_FORMULA + " + (1 | first_name)")):
+                earlier_fits[(exp, label)] = fit_with_twin(
+                    formula, rows, backends=["lme4"], bayes=False, contrasts=contrasts,
+                    **fit_cache(run))
+        run.note("The earlier report's model-side formula `" + M.EARLIER_FORMULA + "` is "
+                 "refitted for table `first_name_term` only; gbstats' design check flags it "
+                 "(the rating varies only between first names), which is why it is not used.")
+        items = M.item_table(scored, tables, by_condition=True)
         grouped = {exp: A.group_trials(tables[f"exp{exp}"], items, run.log, exp)
                    for exp in PRODUCTION}
         for exp in PRODUCTION:
-            fits = fit_with_twin(A.ALIGNMENT_FORMULA, grouped[exp], backends=["lme4"],
-                                 family="binomial", bayes=run.args.alignment_twin,
-                                 draws=run.args.draws, seed=run.seed, loo=False,
-                                 **fit_cache(run))
-            alignment_fits[exp] = fits
-            run.warn(fit_warnings(fits, f"Exp {exp} alignment GLMM"))
+            trials = grouped[exp]
+            rated = run.log.select(trials, trials["GenderRatingCentered"].isna(),
+                                   f"Exp {exp}: last-name trial, no first name and so no "
+                                   "rating (left out of the alignment GLMM only)",
+                                   unit="trials", stage="alignment GLMM")
+            rows = glmm_rows(rated)
+            alignment_fits[exp] = run.fit(A.ALIGNMENT_FORMULA, rows,
+                                          name=f"Exp {exp} alignment GLMM", family="binomial",
+                                          twin=run.args.alignment_twin, loo=False,
+                                          optimizer=A.ALIGNMENT_OPTIMIZER)
         state = {**state, "items": items, "grouped": grouped}
-    for note in reused_fits_note({**{k: v for k, v in human.items()},
-                                  **{f"exp{e} model-side LMM": f for e, f in model_fits.items()},
-                                  **{f"exp{e} alignment GLMM": f for e, f in alignment_fits.items()}}):
+    for note in reused_fits_note({**{k: v for k, v in human.items()}}):
         run.note(note)
-    record_twins(run, {**human, **{f"exp{e} model-side LMM": f for e, f in model_fits.items()},
-                       **{f"exp{e} alignment GLMM": f for e, f in alignment_fits.items()}})
-    return {**state, "human": human, "model_fits": model_fits, "alignment_fits": alignment_fits}
+    # the people's fits are made here, not by run.fit: their twins are recorded here (the
+    # model side's and the alignment GLMM's, made by run.fit / run.record_fits, already are)
+    record_twins(run, human)
+    return {**state, "human": human, "like": like, "model_fits": model_fits,
+            "earlier_fits": earlier_fits, "alignment_fits": alignment_fits}
 
 
-def rating_slopes(human: dict, model_fits: dict) -> pd.DataFrame:
-    """The first-name rating's slope, people beside the model, log-odds of "she" per point."""
-    rows = []
-    for exp in PRODUCTION:
-        sources = [("people", RATING_MODEL[exp], human.get(RATING_MODEL[exp], {}))]
-        sources.append(("model", "she_logit LMM", model_fits.get(exp, {})))
-        for side, what, fits in sources:
-            for backend, fit in fits.items():
-                c = fit.coefs.set_index("term").loc["GenderRatingCentered"]
-                rows.append({"experiment": exp, "side": side, "fit": what, "backend": backend,
-                             "slope": c["estimate"], "std_error": c["se"], "ci_low": c["ci_low"],
-                             "ci_high": c["ci_high"]})
-    return pd.DataFrame(rows)
+def glmm_rows(grouped: pd.DataFrame) -> pd.DataFrame:
+    """The alignment GLMM's rows: trials with a rating (the caller leaves out and counts Exp
+    1's last-name trials, which have none), the group as a two-level factor with men as the
+    reference ("nonmale" = non-male participants: R's term names need a plain label)."""
+    rows = grouped.dropna(subset=["GenderRatingCentered"])
+    group = rows["group"].map({A.MEN: "men", A.NON_MALE: "nonmale"}).astype(str)
+    return rows.assign(group=pd.Categorical(group, categories=["men", "nonmale"]))[
+        ["Participant", "Item", "FirstName", "Condition", "group", "model_logit",
+         "GenderRatingCentered", "She"]].reset_index(drop=True)
 
 
 def fit_table(fits: dict, label: str) -> pd.DataFrame:
@@ -150,76 +176,291 @@ def twin_diagnostics(groups: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def first_name_term(earlier_fits: dict) -> pd.DataFrame:
+    """The rating slope of the earlier report's model-side formula, without and with the
+    first-name random intercept (three-way logit, as that report fitted it)."""
+    rows = []
+    for (exp, random), fits in earlier_fits.items():
+        fit = fits["lme4"]
+        c = fit.coef("GenderRatingCentered")
+        rows.append({"experiment": exp, "random_effects": random, "estimate": c["estimate"],
+                     "std_error": c["se"], "df": c["df"], "p_value": c["p_value"],
+                     "design_check": "fires" if fit.fit_stats.get("design_check") else "clean"})
+    return pd.DataFrame(rows)
+
+
+def group_analyses(run, state) -> dict:
+    """The men vs non-male tables: the ceiling, the reliability-corrected correlations, the
+    comparisons (primary and secondary, Holm within family, equivalence) and the raw r."""
+    from gbstats.alignment.group_comparison import (corrected_comparison_rows,
+                                                    finish_comparisons, profile_agreement)
+    from gbstats.mixed.fit_cache import cached_call
+
+    cache = {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
+    common = dict(group="group", score="share_two_way", rating="She", item_keys=A.ITEM_KEYS,
+                  participant="Participant", equivalence_bound=A.EQUIVALENCE_BOUND,
+                  n_boot=run.args.n_boot, seed=run.seed)
+    profiles, reliability, raw, comparisons = [], [], [], []
+    for exp in PRODUCTION:
+        trials = state["grouped"][exp]
+        run.say(f"      Exp {exp}: the groups' profile agreement")
+        agree, _ = cached_call(profile_agreement, trials, group="group", rating="She",
+                               item_keys=A.ITEM_KEYS, participant="Participant",
+                               n_boot=min(run.args.n_boot, 500), seed=run.seed, **cache)
+        profiles.append(agree.assign(experiment=exp))
+        run.say(f"      Exp {exp}: corrected correlations and their comparison")
+        parts = [(None, "primary: men vs non-male, corrected r", True)] + [
+            (c, "secondary: per condition, corrected r", False) for c in C.CONDITIONS]
+        for cond, family, primary in parts:
+            sub = trials if cond is None else trials[trials["Condition"] == cond]
+            (rel, rawr, rows), _ = cached_call(
+                corrected_comparison_rows, A.item_scores(state["items"], exp, cond), sub,
+                family=family, primary=primary, **common, **cache)
+            label = "all" if cond is None else cond
+            reliability.append(rel.assign(experiment=exp, condition=label))
+            raw.append(rawr.assign(experiment=exp, condition=label))
+            comparisons.append(rows.assign(experiment=exp, condition=label))
+    glmm = A.glmm_comparison_rows(state["alignment_fits"])
+    table = pd.concat(comparisons + [glmm.assign(condition="all")], ignore_index=True)
+    finished = finish_comparisons(table)
+    finished.insert(0, "experiment", table["experiment"].to_numpy())
+    finished.insert(1, "condition", table["condition"].to_numpy())
+    # a fit that did not converge gives numbers, not evidence: say so in its verdict
+    unconverged = table.get("converged", pd.Series(True, index=table.index)).eq(False)
+    finished.loc[unconverged.to_numpy(), "verdict"] = A.NOT_CONVERGED
+    return {"profile_agreement": pd.concat(profiles, ignore_index=True),
+            "group_reliability": pd.concat(reliability, ignore_index=True),
+            "group_correlations": pd.concat(raw, ignore_index=True),
+            "group_comparison": finished}
+
+
 def tables(run, state):
     out = {"state": state}
     if state["human"]:
         out["human_models"] = H.human_models_table(state["human"])
         out["human_fit_settings"] = H.fit_settings(state["human"])
+        out["like_for_like_models"] = H.human_models_table(state["like"],
+                                                           specs=H.LIKE_FOR_LIKE_MODELS)
     if state.get("scored") is not None and state["human"]:
-        from gbstats.alignment.reliability import compare_size_matched, group_reliability
-
-        items = state["items"]
-        out["model_items"] = items
-        out["item_correlations"] = A.item_correlations(
-            items, M.item_table(state["scored"], state["tables"], by_condition=True))
-        out["rating_slopes"] = rating_slopes(state["human"], state["model_fits"])
-        out["model_side_lmm"] = fit_table({f"exp{e}": f for e, f in state["model_fits"].items()},
-                                          "experiment")
-        rel, raw, matched = [], [], []
-        for exp in PRODUCTION:
-            g = state["grouped"][exp]
-            item_scores = items[items["experiment"] == exp][["item_key", "p_she"]].rename(
-                columns={"item_key": "Item"})
-            common = dict(group="group", score="p_she", rating="She", item_keys=("Item",),
-                          participant="Participant", seed=run.seed)
-            r1, r2 = group_reliability(item_scores, g, n_boot=run.args.n_boot, **common)
-            rel.append(r1.assign(experiment=exp))
-            raw.append(r2.assign(experiment=exp))
-            matched.append(compare_size_matched(item_scores, g, n_boot=run.args.n_boot,
-                                                **common).assign(experiment=exp))
-        out["group_reliability"] = pd.concat(rel, ignore_index=True)
-        out["group_correlations"] = pd.concat(raw, ignore_index=True)
-        out["size_matched"] = pd.concat(matched, ignore_index=True)
+        scored = state["scored"]
+        out["model_items"] = state["items"]
+        out["response_shares"] = C.response_shares(state["tables"], scored)
+        out["response_coverage"] = C.coverage_table(scored)
+        out["effects"] = C.effects(state["human"], state["like"], state["model_fits"],
+                                   state["tables"])
+        out["model_side_models"] = C.model_side_models(state["model_fits"])
+        out["first_name_term"] = first_name_term(state["earlier_fits"])
+        out["item_correlations"] = A.item_correlations(state["items"])
         out["alignment_glmm"] = fit_table(
             {f"exp{e}": f for e, f in state["alignment_fits"].items()}, "experiment")
-        out["singular_they"] = A.singular_they_by_condition(state["tables"]["exp1"],
-                                                             state["scored"])
+        out.update(group_analyses(run, state))
+        out["singular_they"] = C.they_shares(state["tables"], scored)
+        if state.get("variants") is not None:
+            out["prompt_sensitivity"] = C.prompt_sensitivity(state["variants"], DEFAULT_VARIANT)
     diag = twin_diagnostics({**state["human"],
-                             **{f"exp{e} model-side": f for e, f in state["model_fits"].items()},
+                             **{f"{k} model side": f for k, f in state["model_fits"].items()},
                              **{f"exp{e} alignment": f for e, f in state["alignment_fits"].items()}})
     if len(diag):
         out["twin_diagnostics"] = diag
     return out
 
 
-def answer(out) -> str:
-    """One paragraph per production experiment: the slopes side by side and men vs women,
-    read off the tables (every number in it is in a table below)."""
+def fmt_ci(estimate, low, high, digits: int = 2) -> str:
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def row_ci(row) -> str:
+    return fmt_ci(row["estimate"], row["ci_low"], row["ci_high"])
+
+
+def fmt_p(p: float) -> str:
+    return "< .001" if p < 0.001 else f"= {p:.3f}".replace("0.", ".", 1)
+
+
+def clear(row) -> bool:
+    """The effect's 95% interval excludes 0."""
+    return row["ci_low"] > 0 or row["ci_high"] < 0
+
+
+def pattern_verdict(people, model) -> str:
+    """Whether the model shows people's effect, in words (both effects population-averaged
+    log-odds with 95% intervals): "clear" is an interval that excludes 0, and the sizes
+    are compared by whether the intervals overlap."""
+    if not clear(people):
+        if clear(model):
+            return ("**The model shows an effect that people do not** (people's interval "
+                    "includes 0).")
+        return "Neither people nor the model show a clear effect (both intervals include 0)."
+    same_sign = np.sign(model["estimate"]) == np.sign(people["estimate"])
+    if not clear(model):
+        return ("**The model does not show the people's pattern**: its interval includes 0.")
+    if not same_sign:
+        return "**The model does not show the people's pattern**: its effect goes the other way."
+    if model["ci_low"] <= people["ci_high"] and people["ci_low"] <= model["ci_high"]:
+        return "The model shows the people's pattern, with an interval that overlaps people's."
+    ratio = abs(model["estimate"]) / abs(people["estimate"])
+    return ("The model shows the direction of the people's pattern, "
+            + (f"more strongly ({ratio:.1f} times people's effect)." if ratio > 1
+               else f"but more weakly ({ratio:.0%} of people's effect)."))
+
+
+def effect_pair(eff: pd.DataFrame, exp: int, mirror: str, effect: str):
+    """(people like for like, model) rows of one population-averaged effect."""
+    sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror) & (eff["effect"] == effect)
+              & (eff["scale"] == "population-averaged")].set_index("source")
+    return sel.loc[C.EFFECT_SOURCES["like_for_like"]], sel.loc[C.EFFECT_SOURCES["model"]]
+
+
+def condition_sentences(out) -> list[str]:
+    """Where the model does and does not show the people's condition pattern, read off
+    `response_shares` and `effects`."""
+    shares = out["response_shares"]
+    two = shares[shares["option_set"] == M.OPTION_SET_LABELS["two_way"]].set_index(
+        ["experiment", "condition"])
+    eff = out["effects"]
     lines = []
-    slopes = out["rating_slopes"].query("backend == 'lme4'").set_index(["experiment", "side"])
     for exp in PRODUCTION:
-        people, model = slopes.loc[(exp, "people")], slopes.loc[(exp, "model")]
-        rel = out["group_reliability"].query("experiment == @exp").set_index("group")
-        matched = out["size_matched"].query("experiment == @exp").iloc[0]
-        table = out["alignment_glmm"]
-        glmm = table[(table["experiment"] == f"exp{exp}") & (table["backend"] == "lme4")]
-        inter = glmm[glmm["term"].str.startswith("model_logit:group")].iloc[0]
-        groups = "; ".join(f"{g} {r.r_corrected:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
-                           for g, r in rel.iterrows())
+        people = " / ".join(f"{two.loc[(exp, c), 'people_share']:.2f}" for c in C.CONDITIONS)
+        model = " / ".join(f"{two.loc[(exp, c), 'model_share']:.2f}" for c in C.CONDITIONS)
+        mirror = "m_cond" if exp == 1 else "m_noOther"
+        said = []
+        for effect, words in (("last minus first and full",
+                               "Last name minus the mean of first and full"),
+                              ("full minus first", "Full name minus first name")):
+            p, m = effect_pair(eff, exp, mirror, effect)
+            said.append(f"{words}: people {row_ci(p)}, model {row_ci(m)}. "
+                        f"{pattern_verdict(p, m)}")
         lines.append(
-            f"- **Exp {exp}.** Rating slope (log-odds of *she* per point): people "
-            f"{people.slope:.2f} [{people.ci_low:.2f}, {people.ci_high:.2f}], model "
-            f"{model.slope:.2f} [{model.ci_low:.2f}, {model.ci_high:.2f}]. Corrected item r "
-            f"with each group's she-rate: {groups}. Size-matched difference "
-            f"({matched.group_a} - {matched.group_b}) {matched.difference:.3f} "
-            f"[{matched.ci_low:.3f}, {matched.ci_high:.3f}], p = {matched.p_value:.3f}; "
-            f"alignment GLMM `{inter.term}` {inter.estimate:.3f} [{inter.ci_low:.3f}, "
-            f"{inter.ci_high:.3f}], p = {inter.p_value:.3f}.")
-    return "\n".join(lines)
+            f"- **Exp {exp}, P(she | he or she) after a first / full / last name.** People "
+            f"{people}; the model {model}. Population-averaged log-odds of she. "
+            + " ".join(said))
+    return lines
+
+
+def rating_sentences(out) -> list[str]:
+    eff = out["effects"]
+    lines = []
+    for exp, mirror in ((1, "m_nameGender"), (3, "m_noOther")):
+        sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror)
+                  & (eff["effect"] == "rating slope (per point)")].set_index(["source", "scale"])
+        said = {side: "; ".join(f"{scale} {row_ci(sel.loc[(C.EFFECT_SOURCES[src], scale)])}"
+                                for scale in ("conditional", "population-averaged"))
+                for side, src in (("People", "like_for_like"), ("Model", "model"))}
+        verdict = pattern_verdict(*effect_pair(eff, exp, mirror, "rating slope (per point)"))
+        lines.append(
+            f"- **Exp {exp}, the first name's gender rating** (log-odds of she among he/she per "
+            f"point). People: {said['People']}. Model: {said['Model']}. Population-averaged: "
+            f"{verdict}")
+    return lines
+
+
+def prompt_sentences(out) -> list[str]:
+    """How far Exp 3's P(she | he or she) moves with the prompt's layout."""
+    if "prompt_sensitivity" not in out:
+        return []
+    table = out["prompt_sensitivity"]
+    other = table[table["mean_abs_change"] > 0]
+    base = table[table["mean_abs_change"] == 0].set_index("condition")["share_two_way"]
+    shift = (other.set_index("condition")["share_two_way"] - base).abs()
+    ellipsis = other[other["layout"].str.contains("ellipsis")]
+    return [f"- **Exp 3, the prompt's layout.** Over three other layouts (a blank line for the "
+            f"page break, the cue's own ellipsis, both) the model's mean P(she | he or she) "
+            f"per condition moves by at most {shift.max():.2f}; per prompt by "
+            f"{other['mean_abs_change'].min():.2f}-{other['mean_abs_change'].max():.2f} on "
+            f"average (largest {other['max_abs_change'].max():.2f}); the order of the prompts "
+            f"hardly changes (r with the default {other['r_with_default'].min():.2f} or more). "
+            f"With the ellipsis kept, he, she and they hold only "
+            f"{ellipsis['mass_he_she_they'].min():.0%}-{ellipsis['mass_he_she_they'].max():.0%} "
+            "of the next-word mass (table prompt_sensitivity)."]
+
+
+def ceiling_caveat(row, agreement) -> str:
+    """Equivalence that the groups' own agreement nearly guarantees is about the groups."""
+    if str(row["verdict"]).startswith("equivalent") and \
+            agreement["max_alignment_difference"] <= row["equivalence_bound"]:
+        return (" This says more about the groups than about the model: men and non-male "
+                "participants answer the items so alike that no model's correlations with "
+                f"the two could differ by more than {agreement['max_alignment_difference']:.2f} "
+                "(at the profiles' point estimate).")
+    return ""
+
+
+def weak_alignment_caveat(rel) -> str:
+    """Equal alignment near zero is no resemblance to either group."""
+    if (rel["ci_low"] <= 0).all():
+        return (" The model's alignment with either group is itself weak here: both "
+                "intervals include 0.")
+    return ""
+
+
+def group_sentences(out) -> list[str]:
+    comp = out["group_comparison"]
+    prof = out["profile_agreement"].set_index("experiment")
+    rel = out["group_reliability"]
+    lines = []
+    for exp in PRODUCTION:
+        row = comp[(comp["experiment"] == exp) & comp["primary"]].iloc[0]
+        r = rel[(rel["experiment"] == exp) & (rel["condition"] == "all")].set_index("group")
+        pa = prof.loc[exp]
+        groups = "; ".join(f"{g} {fmt_ci(x.r_corrected, x.ci_low, x.ci_high)}"
+                           for g, x in r.iterrows())
+        lines.append(
+            f"- **Exp {exp}.** Corrected r of the model's P(she | he or she) with each group's "
+            f"share of she: {groups}. Difference ({row['group_a']} minus {row['group_b']}) "
+            f"{fmt_ci(row['estimate'], row['ci_low'], row['ci_high'])}, Holm p "
+            f"{fmt_p(row['p_holm'])} (family of {int(row['family_size'])}); equivalence within "
+            f"+/-{row['equivalence_bound']:.2f}: TOST Holm p {fmt_p(row['p_equivalence_holm'])} "
+            f"(the smallest bound these data could establish is "
+            f"{row['smallest_equivalence_bound']:.2f}). "
+            f"The groups' own item profiles correlate {pa['r_profiles_corrected']:.2f} "
+            f"[{pa['ci_low']:.2f}, {pa['ci_high']:.2f}] (corrected), which leaves room for a "
+            f"difference in alignment of at most {pa['max_alignment_difference']:.2f} "
+            f"({pa['max_alignment_difference_upper']:.2f} at the interval's lower end), whatever "
+            f"the model. **Conclusion: {row['verdict']}.**" + ceiling_caveat(row, pa)
+            + weak_alignment_caveat(r))
+    return lines
+
+
+LABELS = {
+    "experiment": "Exp.", "condition": "Condition", "option_set": "Options compared",
+    "people_n": "People: responses in the set", "people_share": "People: P(she)",
+    "people_ci_low": "People: 95% low", "people_ci_high": "People: 95% high",
+    "people_ci": "People: 95% CI",
+    "people_coverage": "People: share of responses", "model_share": "Model: P(she)",
+    "model_coverage": "Model: next-word mass", "n_prompts": "Prompts",
+    "model": "Authors' model", "effect": "Effect", "term": "Term", "estimate": "Estimate",
+    "std_error": "SE", "df": "df", "p_value": "p", "p_holm": "p (Holm)",
+    "ci_low": "95% low", "ci_high": "95% high", "backend": "Engine",
+    "random_effects": "Random intercepts", "design_check": "Design check",
+    "layout": "Prompt layout", "share_two_way": "P(she | he, she)",
+    "share_three_way": "P(she | he, she, they)", "mass_he_she_they": "Mass of he, she, they",
+    "mean_abs_change": "Mean change", "max_abs_change": "Largest change",
+    "r_with_default": "r with default", "group_a": "Group A", "group_b": "Group B",
+    "r_profiles": "r of profiles", "reliability_a": "Reliability A",
+    "reliability_b": "Reliability B", "r_profiles_corrected": "Corrected r",
+    "max_alignment_difference": "Largest possible difference",
+    "max_alignment_difference_upper": "Same, at 95% low", "n_items": "Items",
+    "test": "Test", "primary": "Primary", "family": "Family", "family_size": "Tests in family",
+    "equivalence_bound": "Equivalence bound", "p_equivalence": "p (TOST)",
+    "p_equivalence_holm": "p (TOST, Holm)",
+    "smallest_equivalence_bound": "Smallest provable bound", "verdict": "Conclusion",
+    "group": "Group", "reliability": "Reliability", "noise_ceiling": "Noise ceiling",
+    "r": "r", "r_corrected": "Corrected r", "n_participants": "People",
+    "below_calibrated_design": "Below calibrated design", "spearman_rho": "Spearman rho",
+    "kind": "Kind", "formula": "Formula", "options": "Options", "mass_mean": "Mean mass",
+    "mass_min": "Smallest", "mass_max": "Largest",
+}
+
+
+def labels(columns) -> dict:
+    """Headers in words for `columns`, and for the interval column the table grammar makes
+    of each <stem>_ci_low / <stem>_ci_high pair (<stem>_ci)."""
+    stems = [c[:-len("_low")] for c in columns if str(c).endswith("_ci_low")]
+    return {c: LABELS.get(c, c) for c in [*columns, *stems]}
 
 
 def report(run, report, out):
-    from studies.name_gender.plots import rating_figure
+    from studies.name_gender.plots import people_vs_model_figure, rating_figure
 
     state = out["state"]
     model = run.args.model if run.wants_model else "none"
@@ -231,46 +472,282 @@ def report(run, report, out):
         "refits the authors' main glmer models with their codings (lme4 defaults: Laplace, "
         "nAGQ = 1, bobyqa then Nelder-Mead; docs/name-gender-reproduction.md compares every "
         "number with their printed output). "
-        f"Model: `{model}`; for Exp 1 and 3 it scores P(he / she / they) as the next word where "
-        "people began their continuation." + run.notes_markdown()))
+        f"Model: `{model}`; for Exp 1 and 3 it scores the next word where people began "
+        "their continuation: he, she, they, and the name as the prompt last used it.\n\n"
+        "**What is compared with what.** People's *P(she)* and the model's are compared only "
+        "as one ratio over one set of options present on both sides: she among he and she "
+        "(people: she-responses among their he and she responses; model: P(she) / (P(he) + "
+        "P(she))). Exp 1 also codes singular *they* and repeated names, so there the ratios "
+        "over he, she, they (and the name) are shown too. Each table says how much of each "
+        "side the options cover. A glmer coefficient is *conditional* (for a given person "
+        "and name); the model's next-word probability is learnt from many writers' text, so "
+        "people's *population-averaged* effect (the GLMM's probabilities averaged over its "
+        "random intercepts) is given beside it, and every column says which.\n\n"
+        "**How the model's prompt differs from what people saw.** In Exp 3 people read the "
+        "news story on one page and wrote their continuation on the next, below a cue ending "
+        "in an ellipsis; the model reads story and cue as one text with a comma for the "
+        "ellipsis. Table `prompt_sensitivity` shows how much that changes its P(she)."
+        + run.notes_markdown()))
     if "human_models" in out:
         report.table("human_models", out["human_models"],
-                     "The authors' main glmer models refitted: fixed effects (log-odds) and "
-                     "random-intercept variances (kind = variance, term var(group))",
+                     "The authors' main glmer models refitted: fixed effects and random-intercept "
+                     "variances (log-odds)",
                      columns=["experiment", "model", "backend", "kind", "term", "estimate",
                               "std_error", "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
-                     digits=5)
+                     digits=5, column_labels=labels(["experiment", "model", "backend", "kind",
+                                                     "term", "estimate", "std_error", "ci_low",
+                                                     "ci_high", "p_value"]),
+                     notes=["Outcomes: She (Exp 1, 3) or Female (Exp 2, 4) against every other "
+                            "response; random intercepts for participants and names as shown.",
+                            "Design check: in the rating models the first name's rating varies "
+                            "only between first names, which have no random intercept (names as "
+                            "shown are nested in them); table like_for_like_models adds one."])
+        cols = ["experiment", "model", "rows", "coding", "nobs", "n_participants", "n_items",
+                "loglik", "aic", "optimizer", "nAGQ"]
         report.table("human_fit_settings", out["human_fit_settings"],
-                     "Sample, fit statistics and settings of each glmer fit",
-                     columns=["experiment", "model", "rows", "coding", "nobs", "n_participants",
-                              "n_items", "loglik", "aic", "optimizer", "nAGQ"])
-    if "rating_slopes" in out:
-        report.section("Whom does the model resemble?", answer(out))
-        report.table("rating_slopes", out["rating_slopes"],
-                     "Slope of the first name's gender rating (log-odds of she per rating "
-                     "point, 95% intervals): people's she-responses beside the model's "
-                     "three-way P(she)")
-        report.table("item_correlations", out["item_correlations"],
-                     "Raw item-level Pearson r of the model's P(she) with people's she-rate "
-                     "(95% Fisher-z interval over items)")
-        report.table("group_reliability", out["group_reliability"],
-                     "Men vs women (SubjGenderMale): reliability-corrected r of the model's "
-                     "P(she) with each group's she-rate, noise ceiling")
-        report.table("size_matched", out["size_matched"],
-                     "Size-matched comparison of the groups' correlations with the model")
-        report.table("alignment_glmm", out["alignment_glmm"],
-                     f"Binomial alignment mixed model `{A.ALIGNMENT_FORMULA}` (group: "
-                     "men = reference; model_logit:groupwomen = women's extra slope on the "
-                     "model)", p_columns=["p_value"])
+                     "Sample, fit statistics and settings of each glmer fit", columns=cols,
+                     column_labels={**labels(cols), "rows": "Rows", "coding": "Condition coding",
+                                    "nobs": "Trials", "n_participants": "Participants",
+                                    "n_items": "Names", "loglik": "log-likelihood",
+                                    "aic": "AIC", "optimizer": "Optimizer"})
+        report.table("like_for_like_models", out["like_for_like_models"],
+                     "People, like for like: the authors' models on the he/she responses, with "
+                     "a first-name random intercept (gbstats' refits)",
+                     columns=["experiment", "model", "kind", "term", "estimate", "std_error",
+                              "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
+                     column_labels=labels(["experiment", "model", "kind", "term", "estimate",
+                                           "std_error", "ci_low", "ci_high", "p_value"]),
+                     notes=["Not in the paper. m_cond_noOther: She ~ Condition + (1 | Participant) "
+                            "+ (1 | Item) + (1 | NameUnit), NameUnit the first name, or the last "
+                            "name where only it was shown.",
+                            "m_nameGender_noOther (Exp 1, first and full names) and "
+                            "m_noOther_firstName (Exp 3): the authors' formula + (1 | FirstName).",
+                            "Rows: he and she responses only; codings and rating centring as the "
+                            "authors'; lme4 glmer, Laplace, Wald z, optimizer bobyqa (glmer's "
+                            "default stopped short of convergence on Exp 1)."])
+    if "response_shares" in out:
+        report.section("People and the model, like for like",
+                       "\n".join(condition_sentences(out) + rating_sentences(out)
+                                 + prompt_sentences(out)))
+        cols = ["experiment", "condition", "option_set", "people_n", "people_share",
+                "people_ci_low", "people_ci_high", "people_coverage", "model_share",
+                "model_coverage"]
+        report.table("response_shares", out["response_shares"],
+                     "P(she) by condition, people beside the model, each over the same options, "
+                     "with how much of each side they cover",
+                     columns=cols, column_labels=labels(cols),
+                     notes=["People: she-responses among the responses in the option set, "
+                            "Wilson 95% interval over trials; share of responses: how many of "
+                            "all responses fall in the set.",
+                            "Model: P(she) divided by the summed next-word probability of the "
+                            "options, averaged over prompts; next-word mass: that sum.",
+                            "Singular they and repeated names are coded in Exp 1 only; "
+                            "'all responses' is the authors' outcome, with no model counterpart.",
+                            f"Model {model}; prompts per experiment and condition as in "
+                            "table response_coverage."])
+        cols = ["experiment", "condition", "option_set", "options", "n_prompts", "mass_mean",
+                "mass_min", "mass_max"]
+        report.table("response_coverage", out["response_coverage"],
+                     "Next-word probability mass the scored options cover, per experiment and "
+                     "condition", columns=cols, column_labels=labels(cols))
+        wide = C.effects_wide(out["effects"])
+        report.table("effects", wide,
+                     "Condition effects and rating slope, people beside the model: conditional "
+                     "and population-averaged log-odds of she",
+                     column_labels=labels(wide.columns),
+                     notes=["People, authors' model: as published (m_cond, m_nameGender: she "
+                            "vs any other response; m_noOther: he/she responses).",
+                            "People, like for like: the same fixed part on the he/she responses "
+                            "with a first-name intercept (table like_for_like_models).",
+                            "Model: LMM of log(P(she) / P(he)) per prompt (table "
+                            "model_side_models).",
+                            "Conditional: the mixed model's fixed effects. Population-averaged: "
+                            "logit of the fitted probability averaged over the random "
+                            "intercepts (the model's residual too), delta-method 95% interval "
+                            "with the variances treated as known, so a little narrow: in a "
+                            "simulated crossed GLMM it covered 89% (slope) and 93% (condition "
+                            "effect) of 120 panels, the conditional one 92.5% and 94% "
+                            "(benchmarks/results/population_averaged_calibration.json).",
+                            "Effects at the centred rating; the slope averaged over conditions "
+                            "as the authors' coding centres them; Wald z intervals (the model's "
+                            "own t intervals, table model_side_models, are a little wider)."])
+        cols = ["experiment", "model", "term", "estimate", "std_error", "df", "ci_low",
+                "ci_high", "p_value"]
+        report.table("model_side_models", out["model_side_models"],
+                     "Model analogues of the authors' models: LMMs of log(P(she) / P(he)) per "
+                     "prompt", columns=cols, column_labels=labels(cols), p_columns=["p_value"],
+                     notes=[f"{m.key}: {m.formula}" for m in M.MIRRORS]
+                     + ["lme4 REML, Satterthwaite df and t intervals; codings and rating "
+                        "centring as the authors'; Exp 1 m_cond keeps the last-name prompts."]
+                     + [sample_note(key, fits) for key, fits in state["model_fits"].items()]
+                     + table_notes_of(state["model_fits"]))
+        cols = ["experiment", "random_effects", "estimate", "std_error", "df", "p_value",
+                "design_check"]
+        report.table("first_name_term", out["first_name_term"],
+                     "The earlier model-side rating slope without and with a first-name random "
+                     "intercept", columns=cols, column_labels=labels(cols), p_columns=["p_value"],
+                     notes=[f"Formula: {M.EARLIER_FORMULA} [+ (1 | first_name)]; three-way "
+                            "logit, as the earlier report fitted it.",
+                            "Without the first-name term each prompt counts as independent "
+                            "evidence about a property of 21 first names (pseudo-replication); "
+                            "the design check fires on that model."])
+        report.figure("people_vs_model", people_vs_model_figure(out["model_items"]),
+                      "P(she | he or she) per name item: people (Wilson 95% intervals) against "
+                      "the model, by experiment and condition; the diagonal is equality")
+        report.figure("she_by_rating", rating_figure(out["model_items"]),
+                      "P(she | he or she) against the first name's gender rating, people and "
+                      "the model, by experiment and condition; dashed line: the scale's midpoint")
+        if "prompt_sensitivity" in out:
+            cols = ["layout", "condition", "n_prompts", "share_two_way", "share_three_way",
+                    "mass_he_she_they", "mean_abs_change", "max_abs_change", "r_with_default"]
+            report.table("prompt_sensitivity", out["prompt_sensitivity"],
+                         "Exp 3: the model's P(she) under four prompt layouts, and how far it "
+                         "moves from the default", columns=cols, column_labels=labels(cols),
+                         notes=["Default: story and cue as one text, a comma for the cue's "
+                                "ellipsis. Page break: a blank line between story and cue. "
+                                "Ellipsis: the cue as people saw it.",
+                                "Changes are in P(she | he, she) per prompt, against the default."])
+        cols = ["condition", "people_n", "people_they_all", "people_n_in_set", "people_share",
+                "people_ci_low", "people_ci_high", "people_coverage", "model_share",
+                "model_coverage", "model_raw_they"]
         report.table("singular_they", out["singular_they"],
-                     "Exp 1: people's singular-they rate against the model's P(they), by "
-                     "condition")
-        report.table("model_side_lmm", out["model_side_lmm"],
-                     f"Model side: `{M.MODEL_FORMULA}`", p_columns=["p_value"])
+                     "Exp 1: singular they among he, she and they, people beside the model, "
+                     "with how much of each side the three cover",
+                     columns=cols, column_labels={
+                         **labels(cols), "people_n": "People: responses",
+                         "people_they_all": "People: they among all responses",
+                         "people_n_in_set": "People: he, she or they",
+                         "people_share": "People: P(they | he, she, they)",
+                         "model_share": "Model: P(they | he, she, they)",
+                         "model_coverage": "Model: next-word mass of the three",
+                         "model_raw_they": "Model: next-word P(they)"},
+                     notes=they_notes(out["singular_they"]))
+    if "group_comparison" in out:
+        report.section("Men or non-male participants?", (
+            "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
+            "gender (0), which the codebooks say is women and a few nonbinary, genderfluid, "
+            "agender and asexual participants, so the second group is *non-male "
+            "participants*, not women. The primary test, declared as such in the study's code "
+            "(`group_analyses` in studies/name_gender/steps.py) and in results.json, is the "
+            "difference of the two groups' reliability-corrected correlations with the model "
+            "(one family over the two experiments, Holm); the equivalence "
+            f"bound is +/-{A.EQUIVALENCE_BOUND:.2f} on the corrected-correlation scale. "
+            "The size-matched comparison of earlier reports is not a test of equal alignment "
+            "and is no longer shown.\n\n" + "\n".join(group_sentences(out))))
+        cols = ["experiment", "r_profiles", "reliability_a", "reliability_b",
+                "r_profiles_corrected", "ci_low", "ci_high", "max_alignment_difference",
+                "max_alignment_difference_upper", "n_items"]
+        report.table("profile_agreement", out["profile_agreement"],
+                     "The ceiling: how closely men's and non-male participants' item profiles "
+                     "agree, and the largest alignment difference that leaves",
+                     columns=cols, column_labels=labels(cols),
+                     notes=["Profiles: each group's share of she among he/she responses per "
+                            "item (name x condition). Corrected r = r / sqrt(reliability A x "
+                            "reliability B), split-half reliabilities.",
+                            "Largest possible difference: sqrt(2 (1 - corrected r)), the most "
+                            "any model's correlations with the two groups can differ.",
+                            "Interval: two-way bootstrap (items, people within group), "
+                            "percentile; it errs wide."])
+        comp = out["group_comparison"]
+        cols = ["experiment", "condition", "family", "primary", "estimate", "ci_low", "ci_high",
+                "p_value", "p_holm", "family_size", "equivalence_bound", "p_equivalence",
+                "p_equivalence_holm", "verdict"]
+        shown = comp.assign(primary=comp["primary"].map({True: "yes", False: "no"}))
+        report.table("group_comparison", shown,
+                     "Men vs non-male participants: the primary test, secondary tests, Holm "
+                     "within family and equivalence", columns=cols,
+                     column_labels={**labels(cols), "estimate": "Difference (A minus B)"},
+                     p_columns=["p_value", "p_holm", "p_equivalence", "p_equivalence_holm"],
+                     notes=["Corrected-r rows: men's corrected correlation minus non-male "
+                            "participants'; z test, items resampled jointly, people within group.",
+                            "GLMM rows: the group x model_logit term of the alignment GLMM "
+                            "(non-male minus men), Wald z; no equivalence bound on that scale.",
+                            "Equivalence: two one-sided tests at the bound, Holm within the "
+                            "family like the difference tests; 'equivalent' only when both "
+                            "reject at .05 after Holm.",
+                            "Calibration in simulated designs of these experiments' shape "
+                            "(benchmarks/results/group_comparison_calibration.json, 200 panels "
+                            "each): the equivalence claim at a true difference equal to the "
+                            "bound 1.0% (Exp 1) and 2.0% (Exp 3); the primary test at equal "
+                            "alignment 4.0% (Exp 1) and 9.0% (Exp 3, where each person saw 7 of "
+                            "63 items: liberal)."])
+        cols = ["experiment", "condition", "group", "reliability", "noise_ceiling", "r",
+                "r_corrected", "ci_low", "ci_high", "n_items", "n_participants",
+                "below_calibrated_design"]
+        rel = out["group_reliability"]
+        report.table("group_reliability", rel.assign(
+            below_calibrated_design=rel["below_calibrated_design"].map({True: "yes", False: "no"})),
+            "Each group: reliability of its item shares, noise ceiling, raw and corrected "
+            "correlation with the model", columns=cols, column_labels=labels(cols),
+            notes=["Items: name x condition; ratings: she (1) or he (0) per response.",
+                   "Corrected r = r / noise ceiling; interval by test inversion on Fisher z "
+                   "and log reliability (README, 'Which alignment number to cite')."])
+        cols = ["experiment", "term", "estimate", "se", "ci_low", "ci_high", "stat",
+                "p_value"]
+        report.table("alignment_glmm", out["alignment_glmm"],
+                     "Alignment GLMM: does each group's choice of she follow the model's logit "
+                     "as strongly?", p_columns=["p_value"], columns=cols,
+                     column_labels={**labels(cols), "se": "SE", "stat": "z"},
+                     notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
+                            "group: men = reference, nonmale = non-male participants; trials "
+                            "with a rating (Exp 1: first and full names), he/she responses.",
+                            "lme4 glmer, Laplace, optimizer bobyqa, Wald z; variance rows: "
+                            "var(group: term)."] + table_notes_of(state["alignment_fits"]))
+        cols = ["experiment", "condition", "n_items", "r", "ci_low", "ci_high", "p_value",
+                "p_holm", "spearman_rho"]
+        report.table("item_correlations", out["item_correlations"],
+                     "The model against all people: item-level Pearson r of P(she | he or she)",
+                     columns=cols, column_labels=labels(cols), p_columns=["p_value", "p_holm"],
+                     notes=["Fisher-z 95% interval over items; Holm over the 8 tests."])
+        cols = ["experiment", "condition", "group", "r", "ci_low", "ci_high", "p_value",
+                "n_items", "n_participants"]
+        report.table("group_correlations", out["group_correlations"],
+                     "Raw item-level r of each group with the model (attenuated by the groups' "
+                     "noise; for comparison only)", columns=cols, column_labels=labels(cols),
+                     p_columns=["p_value"],
+                     notes=["Interval: two-way bootstrap (participants and items), replicates "
+                            "centred on r on the Fisher-z scale; p: t test with items as units."])
     if "twin_diagnostics" in out:
         report.table("twin_diagnostics", out["twin_diagnostics"],
                      "Bayesian twins: largest R-hat and smallest bulk ESS")
-    if state["human"]:
-        report.figure("she_by_rating", rating_figure(state["tables"], state.get("items")),
-                      "Share of she-responses against the first name's gender rating, per name "
-                      "item (Exp 1 first/full and Exp 3), people beside the model's P(she)")
+    # the results a program reads by name (issue 31), also under "tables"
+    for name in ("model_side_models", "group_comparison", "response_coverage"):
+        if name in out:
+            report.result(name, out[name])
+    if state["human"] and "model_items" not in out:
+        report.figure("she_by_rating", rating_figure(None, state["tables"]),
+                      "People's P(she | he or she) against the first name's gender rating, by "
+                      "experiment and condition; dashed line: the scale's midpoint")
+
+
+def sample_note(key: str, fits: dict) -> str:
+    """"<fit>: N prompts; levels per grouping factor", from the lme4 fit itself."""
+    stats = fits["lme4"].fit_stats
+    groups = ", ".join(f"{n} {g}" for g, n in stats.get("n_groups", {}).items())
+    return f"{key}: {stats.get('nobs')} prompts; {groups}."
+
+
+def they_notes(table: pd.DataFrame) -> list[str]:
+    """What the singular-they table compares, with the two quantities that are not like
+    for like named as such."""
+    people = (table["people_they_all"] * table["people_n"]).sum()
+    return [f"Like for like: P(they | he, she, they) on both sides. People: singular they "
+            f"(OtherType) among their he, she and singular-they responses, Wilson 95% "
+            f"interval over trials; {people:.0f} of {table['people_n'].sum()} responses were "
+            "singular they.",
+            f"The three cover {table['people_coverage'].min():.0%}-"
+            f"{table['people_coverage'].max():.0%} of people's responses (the rest mostly "
+            f"repeat the name) and {table['model_coverage'].min():.0%}-"
+            f"{table['model_coverage'].max():.0%} of the model's next-word mass.",
+            "Not like for like, shown for reference only: people's they among all responses, "
+            "and the model's raw next-word P(they); people's pronoun is that of a whole "
+            "continuation, the model's the next word."]
+
+
+def table_notes_of(groups: dict) -> list[str]:
+    from gbstats.mixed.fitting import table_notes
+
+    notes = []
+    for key, fits in groups.items():
+        notes += [f"{key}: {n}" for n in table_notes(fits)]
+    return list(dict.fromkeys(notes))

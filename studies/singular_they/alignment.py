@@ -155,6 +155,55 @@ def holm_families(table: pd.DataFrame, family_of) -> pd.DataFrame:
     return out
 
 
+# The primary test of RQ2 is the comparison of corrected correlations; "no difference
+# found" is "equivalent" only within this bound on the corrected-correlation scale
+# (two one-sided tests, gbstats.alignment.group_comparison; as in name_gender).
+EQUIVALENCE_BOUND = 0.10
+
+
+def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
+    """The corrected comparisons declared as RQ2's primary test, with the TOST p-value at
+    EQUIVALENCE_BOUND (and Holm-adjusted within the comparison's family), the smallest bound
+    these data could establish, and the verdict on the Holm-adjusted p-values (difference /
+    equivalent / no evidence either way)."""
+    from gbstats.alignment.group_comparison import (equivalence_p_value, holm_equivalence,
+                                                    smallest_equivalence_bound, verdict)
+
+    if table.empty:
+        return table
+    out = table.assign(primary=True, equivalence_bound=EQUIVALENCE_BOUND)
+    out["p_equivalence"] = equivalence_p_value(out["difference"], out["se"], EQUIVALENCE_BOUND)
+    out["smallest_equivalence_bound"] = smallest_equivalence_bound(out["difference"], out["se"])
+    holm = out["p_holm"] if "p_holm" in out else out["p_value"]
+    # the TOST p-values Holm-adjusted within the same families as the difference tests
+    out["p_equivalence_holm"] = (holm_equivalence(out) if "family" in out
+                                 else out["p_equivalence"])
+    out["verdict"] = [verdict(p, q, EQUIVALENCE_BOUND) for p, q in
+                      zip(holm, out["p_equivalence_holm"])]
+    return out
+
+
+def profile_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, seed: int,
+                  use_cache: bool = False, cache_dir=None) -> pd.DataFrame:
+    """The ceiling of each comparison: how closely each pair of groups' item profiles
+    agree (corrected for both groups' noise) and the largest difference in alignment that
+    leaves any model (gbstats.alignment.group_comparison.profile_agreement)."""
+    from gbstats.alignment.group_comparison import profile_agreement
+    from gbstats.mixed.fit_cache import cached_call
+
+    rows = []
+    for grouping, _, set_name, _, trials in _subsets(scored, human):
+        table, _ = cached_call(profile_agreement, trials, group=grouping, rating="rating",
+                               n_boot=n_boot, seed=seed, use_cache=use_cache,
+                               cache_dir=cache_dir)
+        rows.append(table.assign(grouping=grouping, item_set=set_name,
+                                 group_a=table["group_a"].astype(str),
+                                 group_b=table["group_b"].astype(str)))
+    out = pd.concat(rows, ignore_index=True)
+    front = ["grouping", "item_set"]
+    return out[front + [c for c in out.columns if c not in front and c != "ci_method"]]
+
+
 def steiger_family(row) -> str:
     """Steiger comparisons: one family per grouping (all item sets, measures and pairs)."""
     return f"Steiger on raw r, by {row['grouping']}"
@@ -183,7 +232,7 @@ def lmm_family(row) -> str | None:
 # --------------------------------------------------------------------------
 # the study's RQ2 steps (called from studies/singular_they/steps.py)
 
-P_COLUMNS = ("p_value", "p_holm")
+P_COLUMNS = ("p_value", "p_holm", "p_equivalence", "p_equivalence_holm")
 FORMULA_TEXT = ("rating ~ score_z * group + (1 + score_z | participant) + (1 | item) "
                 "+ (1 | item:group)")
 
@@ -198,7 +247,10 @@ def fit_rq2(run, s) -> None:
         "comparisons")
     s.group_reliability, comparisons = corrected_tables(s.scored, s.human, n_boot=args.n_boot,
                                                         seed=run.seed, **run.cache)
-    s.corrected_comparisons = holm_families(comparisons, corrected_comparison_family)
+    s.corrected_comparisons = with_equivalence(
+        holm_families(comparisons, corrected_comparison_family))
+    s.profile_agreement = profile_table(s.scored, s.human, n_boot=min(args.n_boot, 200),
+                                        seed=run.seed, **run.cache)
     s.size_matched = holm_families(size_matched_table(s.scored, s.human, n_boot=args.n_boot,
                                                       seed=run.seed, **run.cache),
                                    size_matched_family)
@@ -243,7 +295,9 @@ def report_rq2(report, s) -> None:
         "share across items, without counting the rating noise twice "
         "(gbstats.alignment.reliability; coverage checked by simulation in "
         "benchmarks/results/alignment_calibration.json), and pairwise tests of equal "
-        "corrected correlations. (2) Every group subsampled to the smallest group's size "
+        "corrected correlations: the primary test of RQ2, Holm within each grouping, with an "
+        f"equivalence test at +/-{EQUIVALENCE_BOUND:.2f} (two one-sided tests) and each pair's "
+        "ceiling (how far the two groups' own item profiles differ). (2) Every group subsampled to the smallest group's size "
         "and compared pairwise (equal raw r at that size, not equal alignment). (3) The "
         f"mixed model `{FORMULA_TEXT}` (score_z = surprisal standardised over items; all "
         "items), whose Surprisal (z) × group terms are each group's slope minus the first "
@@ -263,13 +317,28 @@ def report_rq2(report, s) -> None:
                         "fixed item set the interval is conservative."] + notes)
     report.table("corrected_comparisons",
                  V.corrected_comparisons_view(s.corrected_comparisons, s.group_reliability),
-                 "Equal alignment? Differences between two groups' corrected correlations",
+                 "Equal alignment? (the primary test) Differences between two groups' "
+                 "corrected correlations",
                  labels=V.PAIR_LABELS, groups="heading", record=s.corrected_comparisons,
-                 simulated=simulated, decimals={"statistic": 2}, p_columns=P_COLUMNS,
+                 simulated=simulated, p_columns=P_COLUMNS,
                  notes=["Difference: the first group's corrected r minus the second's (each "
                         "in the reliability table); SE from the items resampled jointly for "
-                        "both groups plus each group's people; z test, two-sided p; Holm "
-                        "within each grouping (both item sets)."])
+                        "both groups plus each group's people; z test, two-sided p, Holm "
+                        "within each grouping (both item sets). Equivalence: two one-sided "
+                        f"tests at +/-{EQUIVALENCE_BOUND:.2f}, Holm within the same family; "
+                        "the verdict reads the two Holm-adjusted p values (the z statistic, "
+                        "unadjusted p and smallest provable bound are in results.json)."])
+    report.table("group_profile_agreement", V.profile_agreement_view(s.profile_agreement,
+                                                                     s.group_reliability),
+                 "The ceiling of each comparison: how closely two groups' item profiles agree",
+                 labels=V.PROFILE_LABELS, groups="heading", record=s.profile_agreement,
+                 simulated=simulated, digits=3,
+                 notes=["Corrected r: the r of the two groups' item means divided by "
+                        "sqrt(reliability of the first x reliability of the second); largest "
+                        "possible difference: sqrt(2 (1 - corrected r)), the most any model's "
+                        "alignment with the two groups can differ, and its value at the "
+                        "interval's lower end; two-way bootstrap percentile interval (items, "
+                        "people within group), which errs wide."])
     report.table("size_matched_comparisons",
                  V.size_matched_view(s.size_matched, s.group_reliability),
                  "Size-matched comparisons: raw correlations with every group subsampled to "

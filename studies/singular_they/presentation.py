@@ -18,7 +18,8 @@ LABELS = {"label": "Antecedent type", "n": "Stimuli", "group": "Group",
           "n_participants": "Participants", "n_obs": "Ratings", "comparison": "Comparison",
           "reliability": "Reliability", "noise_ceiling": "Noise ceiling",
           "r_corrected": "Corrected r", "statistic": "z", "p_holm": "p (Holm)",
-          "backend": "Engine"}
+          "backend": "Engine", "p_equivalence_holm": "p equivalence (Holm)",
+          "verdict": "Verdict"}
 
 # ---------------------------------------------------------------------------
 # the model-side regressions: terms and groups in words
@@ -210,7 +211,26 @@ def corrected_comparisons_view(table: pd.DataFrame, n_items: pd.DataFrame) -> pd
                     zip(table["grouping"], table["item_set"], _items_per_set(table, n_items))],
         "comparison": comparison_words(table["group_a"], table["group_b"]),
         **{c: table[c].to_numpy() for c in ("difference", "se", "ci_low", "ci_high",
-                                            "statistic", "p_value", "p_holm")}})
+                                            "p_holm", "p_equivalence_holm")},
+        "verdict": [str(v).replace("+/-", "±") for v in table["verdict"]]})
+
+
+def profile_agreement_view(table: pd.DataFrame, n_items: pd.DataFrame) -> pd.DataFrame:
+    """group_profile_agreement for print: one heading per grouping and item set, the pair in
+    one column, the two groups' profile agreement and the ceiling it sets."""
+    return pd.DataFrame({
+        "heading": [_heading(g, s, n) for g, s, n in
+                    zip(table["grouping"], table["item_set"], _items_per_set(table, n_items))],
+        "comparison": comparison_words(table["group_a"], table["group_b"]),
+        **{c: table[c].to_numpy() for c in ("r_profiles", "r_profiles_corrected", "ci_low",
+                                            "ci_high", "max_alignment_difference",
+                                            "max_alignment_difference_upper")}})
+
+
+PROFILE_LABELS = {**LABELS, "r_profiles": "r of profiles",
+                  "r_profiles_corrected": "Corrected r",
+                  "max_alignment_difference": "Largest difference",
+                  "max_alignment_difference_upper": "At lower end"}
 
 
 def size_matched_view(table: pd.DataFrame, n_items: pd.DataFrame) -> pd.DataFrame:

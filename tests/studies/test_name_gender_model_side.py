@@ -2,10 +2,12 @@
 
 Three real prompts (two Exp 1 frames, one Exp 3 story) are scored through the
 study's `score_prompts`; the same continuations are scored here directly with
-models.causal.score_continuations and normalised by hand.
+models.causal.score_continuations and normalised by hand. The model-side LMMs are
+checked against lmerTest on recorded scores (tests/reference/name_gender_model_side.R).
 """
 from __future__ import annotations
 
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -57,9 +59,146 @@ def test_model_rows_use_the_peoples_centring_and_coding(tables):
     np.testing.assert_allclose(e1["GenderRatingCentered"], e1["GenderRating"] - people_mean)
     assert rated.loc[(rated["experiment"] == 1) & (rated["Condition"] == "last"),
                      "GenderRating"].isna().all()
-    rows, contrasts = M.model_rating_rows(rated, tables, 1)
+    mirrors = {m.key: m for m in M.MIRRORS}
+    rows, contrasts = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                    mirrors["exp1_m_nameGender"])
     assert set(rows["Condition"]) == {"first", "full"}
     assert isinstance(contrasts["Condition"], pd.DataFrame)
-    rows3, contrasts3 = M.model_rating_rows(rated, tables, 3)
+    rows, contrasts = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                    mirrors["exp1_m_cond"])
+    assert set(rows["Condition"]) == {"first", "full", "last"}      # last names kept
+    assert list(contrasts["Condition"].columns) == ["last vs first/full", "first vs full"]
+    rows3, contrasts3 = M.mirror_rows(rated.assign(logit_two_way=0.0), tables,
+                                      mirrors["exp3_m_noOther"])
     assert len(rows3) == 189
     assert dict(contrasts3["Condition"].counts) == tables["exp3"]["Condition"].value_counts().to_dict()
+
+
+def test_name_parts_of_the_prompts(tables):
+    prompts = pronoun_prompts(tables)
+    e1 = prompts[prompts["experiment"] == 1].set_index("prompt")
+    assert e1.loc["e1-f01-Matthew", ["first_name", "name_unit", "name_word"]].tolist() == [
+        "Matthew"] * 3
+    assert e1.loc["e1-f01-Matthew_Smith", "first_name"] == "Matthew"
+    last = e1.loc["e1-f01-Walker"]
+    assert pd.isna(last["first_name"]) and last["name_unit"] == last["name_word"] == "Walker"
+    e3 = prompts[prompts["experiment"] == 3].set_index("prompt")
+    assert e3.loc["e3-last-1A-Chris_Miller", ["first_name", "name_word"]].tolist() == [
+        "Chris", "Miller"]
+    assert "After Miller discussed" in e3.loc["e3-last-1A-Chris_Miller", "prefix"]
+    assert prompts.groupby("experiment")["first_name"].nunique().tolist() == [21, 21]
+
+
+def test_prompt_layouts(tables):
+    from studies.name_gender.stimuli import DEFAULT_VARIANT, PROMPT_VARIANTS, exp3_prompt_variants
+
+    prompts = pronoun_prompts(tables)
+    layouts = exp3_prompt_variants(prompts)
+    assert len(layouts) == 189 * len(PROMPT_VARIANTS)
+    one = layouts[layouts["item_key"].eq("Chris Miller") & layouts["Condition"].eq("first")]
+    text = dict(zip(one["variant"], one["prefix"]))
+    default = prompts.set_index("prompt").loc["e3-first-1A-Chris_Miller", "prefix"]
+    assert text[DEFAULT_VARIANT] == default                        # scores shared with the run
+    assert text["page break, comma"].count("\n\n") == 1
+    assert text["page break, comma"].replace("\n\n", " ") == default
+    assert text["one text, ellipsis"].endswith("this study\u2026")
+    assert text["page break, ellipsis"].endswith("school.\n\nAfter Chris discussed the results "
+                                                 "of this study\u2026")
+    assert one.loc[one["variant"] == DEFAULT_VARIANT, "prompt"].iloc[0] == "e3-first-1A-Chris_Miller"
+    assert layouts["prompt"].is_unique
+
+
+R_REFS = Path(__file__).resolve().parents[1] / "reference" / "name_gender_model_side_refs.json"
+SCORES = Path(__file__).resolve().parents[1] / "reference" / "name_gender_model_scores.csv"
+
+
+def r_fits():
+    import json
+
+    refs = json.loads(R_REFS.read_text())
+    mirrors = {f"mirror_{m.key}": m for m in M.MIRRORS}
+    out = []
+    for name, ref in refs.items():
+        if name == "versions":
+            continue
+        if name in mirrors:
+            m = mirrors[name]
+            out.append((name, ref, m.experiment, "first_full" if m.subset == "first_full"
+                        else "all", m.coding))
+        else:
+            exp = 1 if "exp1" in name else 3
+            out.append((name, ref, exp, "first_full" if exp == 1 else "all",
+                        "fixed" if exp == 1 else "centered_helmert"))
+    return out
+
+
+@pytest.mark.needs_r
+@pytest.mark.parametrize("name, ref, experiment, subset, coding", r_fits(),
+                         ids=[f[0] for f in r_fits()])
+def test_model_side_fits_match_lmertest(tables, name, ref, experiment, subset, coding):
+    """gbstats' lme4 path on the recorded model scores against lmerTest on the same rows
+    (tests/reference/name_gender_model_side.R): estimates, SEs, Satterthwaite df, p.
+    The earlier formula without a first-name term is what the design check flags."""
+    from gbstats.mixed.lmm import fit_lmm
+
+    scores = pd.read_csv(SCORES)
+    rows = scores[scores["experiment"] == experiment]
+    if subset == "first_full":
+        rows = rows[rows["Condition"] != "last"]
+    contrasts = M.condition_coding(experiment, subset, coding, tables)
+    fit = fit_lmm(ref["formula"], rows.reset_index(drop=True), backend="lme4",
+                  contrasts=contrasts)
+    got = fit.coefs.set_index("term")
+    assert list(got.index) == ref["terms"]
+    np.testing.assert_allclose(got["estimate"], ref["estimate"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got["se"], ref["se"], rtol=1e-3)
+    np.testing.assert_allclose(got["df"], ref["df"], rtol=1e-2)
+    np.testing.assert_allclose(np.log(got["p_value"]), np.log(ref["p"]), rtol=1e-2, atol=1e-3)
+    flagged = [f["term"] for f in fit.fit_stats["design_check"]]
+    if "first_name" in ref["formula"] or name.startswith("mirror_"):
+        assert flagged == []
+    else:
+        assert flagged == ["GenderRatingCentered"]        # the rating, between first names
+
+
+def test_the_issue_quotes_these_r_numbers():
+    """Issue 31 quotes Exp 1's earlier slope 0.258 (SE 0.061) and, with (1 | first_name),
+    0.247 (SE 0.124, df 19, p = .061); the recorded R run gives them."""
+    import json
+
+    refs = json.loads(R_REFS.read_text())
+    before, after = refs["earlier_exp1"], refs["earlier_exp1_first_name"]
+    k = before["terms"].index("GenderRatingCentered")
+    assert (round(before["estimate"][k], 3), round(before["se"][k], 3)) == (0.258, 0.061)
+    k = after["terms"].index("GenderRatingCentered")
+    assert (round(after["estimate"][k], 3), round(after["se"][k], 3),
+            round(after["df"][k]), round(after["p"][k], 3)) == (0.247, 0.124, 19, 0.061)
+
+
+@pytest.mark.needs_r
+def test_results_json_model_side_models_reads_as_lmertest(tables):
+    """results.json's `model_side_models` (comparison.model_side_models over the run's own
+    row selection, M.mirror_rows) on the recorded scores: the columns issue 31 names, one
+    row per term of each mirror, and the numbers of lmerTest's fits of the same mirrors."""
+    import json
+
+    from gbstats.mixed.lmm import fit_lmm
+    from studies.name_gender import comparison as C
+
+    refs = json.loads(R_REFS.read_text())
+    scores = pd.read_csv(SCORES)
+    fits = {}
+    for mirror in M.MIRRORS:
+        rows, contrasts = M.mirror_rows(scores, tables, mirror)
+        fits[mirror.key] = {"lme4": fit_lmm(mirror.formula, rows, backend="lme4",
+                                            contrasts=contrasts)}
+    entry = C.model_side_models(fits)
+    assert {"experiment", "model", "term", "estimate", "std_error", "df"} <= set(entry.columns)
+    for mirror in M.MIRRORS:
+        ref = refs[f"mirror_{mirror.key}"]
+        got = entry[(entry["experiment"] == mirror.experiment)
+                    & (entry["model"] == mirror.model)].set_index("term")
+        assert list(got.index) == ref["terms"]
+        np.testing.assert_allclose(got["estimate"], ref["estimate"], rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(got["std_error"], ref["se"], rtol=1e-3)
+        np.testing.assert_allclose(got["df"], ref["df"], rtol=1e-2)

@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from studies.name_gender import alignment as A
 from studies.name_gender.stimuli import cut_at_continuation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,19 +51,6 @@ def test_prompt_without_continuation_point_is_an_error():
         cut_at_continuation("X went home.", source="frames.xlsx")
 
 
-def test_singular_they_rate_by_condition_by_hand():
-    trials = pd.DataFrame({"Condition": ["first", "first", "last", "last", "last"],
-                           "OtherType": ["singular they", "", "", "repeat name", "singular they"],
-                           "Other": [1, 0, 0, 1, 1]})
-    scored = pd.DataFrame({"experiment": 1, "Condition": ["first", "last"], "prompt": ["a", "b"],
-                           "p_they": [0.2, 0.4], "p_raw_they": [0.02, 0.04]})
-    out = A.singular_they_by_condition(trials, scored).set_index("Condition")
-    assert out.loc["first", "people_they_rate"] == 0.5
-    assert out.loc["last", "people_they_rate"] == pytest.approx(1 / 3)
-    assert out.loc["last", "people_other_rate"] == pytest.approx(2 / 3)
-    assert out.loc["last", "model_p_they"] == 0.4
-
-
 @pytest.mark.slow
 @pytest.mark.needs_r
 def test_model_none_run(data_dir, tmp_path):
@@ -85,6 +71,14 @@ def test_model_none_run(data_dir, tmp_path):
         (1, "m_nameGender", "GenderRatingCentered"), "estimate"]
     assert abs(slope - 1.59330) <= 0.5e-5 + 1.5e-4       # printed in exp1_analysis_main.md
     assert "model_items" not in results["tables"]        # --model none: no model side
+    like = pd.DataFrame(results["tables"]["like_for_like_models"])
+    assert sorted(like["model"].unique()) == ["m_cond_noOther", "m_nameGender_noOther",
+                                              "m_noOther_firstName"]
+    assert "var(FirstName)" in set(like["term"])
+    # the design check: the authors' five rating models have no first-name random effect
+    flagged = [w for w in results["warnings"] if "design check" in w]
+    assert len(flagged) == 5 and all("(1 | FirstName)" in w for w in flagged)
+    assert not any("like for like" in w and "design check" in w for w in results["warnings"])
     files = results["provenance"]["data_files"]
     assert any("gardner2024" in k and "exp1_data.csv" in k for k in files)
     assert (out / "figures" / "she_by_rating.png").stat().st_size > 0

@@ -113,3 +113,36 @@ def test_alignment_lmm_table(data):
     aligned = table[table["family"] != ""]
     assert len(aligned) == 4 and (aligned["family_size"] == 2).all()
     assert table.loc[table["term"] == "(Intercept)", "family"].eq("").all()
+
+
+def test_corrected_comparisons_carry_the_equivalence_test_and_verdict():
+    """The primary test of RQ2 (issue 31): TOST at the stated bound and a verdict, by hand."""
+    from scipy import stats
+
+    from studies.singular_they.alignment import EQUIVALENCE_BOUND, with_equivalence
+
+    table = pd.DataFrame({"difference": [0.01, 0.30, 0.05], "se": [0.03, 0.05, 0.08],
+                          "p_value": [0.74, 1e-9, 0.53], "p_holm": [0.74, 3e-9, 0.74]})
+    out = with_equivalence(table)
+    assert out["primary"].all() and (out["equivalence_bound"] == EQUIVALENCE_BOUND).all()
+    b = EQUIVALENCE_BOUND
+    assert out["p_equivalence"].iloc[0] == pytest.approx(
+        max(stats.norm.sf((0.01 + b) / 0.03), stats.norm.cdf((0.01 - b) / 0.03)))
+    assert list(out["verdict"]) == [f"equivalent within the bound (+/-{b:g})", "difference",
+                                    "no evidence either way at this sensitivity"]
+    # in one family the TOST p-values are Holm-adjusted too: .0013 x 3 is still below .05,
+    # the other two (.5 and ~1) stay where they are or rise to the running maximum
+    family = with_equivalence(table.assign(family="stage"))
+    p = family["p_equivalence"]
+    assert family["p_equivalence_holm"].iloc[0] == pytest.approx(3 * p.iloc[0])
+    assert (family["p_equivalence_holm"] >= p).all()
+    assert family["verdict"].iloc[0].startswith("equivalent")
+
+
+def test_profile_table_one_row_per_pair(data):
+    scored, human = data
+    table = AL.profile_table(scored, human, n_boot=20, seed=1)
+    stage_pairs = len(STAGE_SIZES) * (len(STAGE_SIZES) - 1) // 2
+    assert (table["grouping"] == "stage").sum() == 2 * stage_pairs      # two item sets
+    ceiling = np.sqrt(2 * (1 - np.minimum(table["r_profiles_corrected"], 1)))
+    np.testing.assert_allclose(table["max_alignment_difference"], ceiling)

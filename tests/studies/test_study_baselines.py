@@ -70,7 +70,7 @@ FITTED_TABLES = {
     "cognitive_bias": {"glmm_stereotype_alpha", "maze_lmm", "glmm_marginal_accuracy",
                        "glmm_pro_minus_anti"},
     "genda_lens": {"mixed_model"},
-    "name_gender": {"human_models", "human_fit_settings"},
+    "name_gender": {"human_models", "human_fit_settings", "like_for_like_models"},
 }
 # Tables computed from language-model scores (smollm2-135m; role_nouns and cognitive_bias
 # run with --model none). Their float columns get tolerances.MODEL (plus FITTED where the

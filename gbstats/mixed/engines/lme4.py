@@ -161,6 +161,11 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
         warnings.append("lmerTest could not compute Satterthwaite df; df and p_value are missing")
     stats = {**_fit_stats(model, prepared, parsed, family), "optimizer": optimizer or "lme4 default",
              "ci_method": CI_METHOD[family]}
+    # vcov(beta) in the coefs' order, kept with the result so that a fit reused from the
+    # fit cache (no live R object) can still give population-averaged effects
+    # (gbstats.mixed.population)
+    stats["vcov"] = np.asarray(_r_function("function(m) as.matrix(vcov(m))")(model.model_obj),
+                               dtype=float).tolist()
     if aliases:
         stats["r_aliases"] = dict(aliases)
     return FitResult(formula=parsed.text, backend="lme4", family=family, coefs=coefs,

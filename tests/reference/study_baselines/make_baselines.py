@@ -24,6 +24,12 @@ otherwise with the embedded model (smollm2-135m). The `tables` section of each
 results.json is kept as `<study>.json` here; provenance (dates, timings, git
 hash, versions) is dropped because it changes on every run.
 
+On branch `like` (issue 31) name_gender gained table like_for_like_models (its human
+tables are kept as recorded at b01a908: a fresh run here moved only glmer's SEs, within
+FITTED, as issue 33 records), and singular_they was remade: its corrected_comparisons
+carry the equivalence test and verdict, and group_profile_agreement is new (every other
+table the same as before).
+
 Rerun:  GBSTATS_DATA=/work/shared/data python tests/reference/study_baselines/make_baselines.py
 The regression test tests/studies/test_study_baselines.py runs the same
 commands and compares the tables.

@@ -1,0 +1,168 @@
+"""name_gender's like-for-like pieces on the real trials, with model scores set by hand.
+
+People's counts are facts of the published data (Exp 1: 77 singular-they and 337
+repeated-name responses, the codebook's categories; 681 Other responses in all); the
+model's side is given constant probabilities so that every ratio is known.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gbstats.alignment.like_for_like import model_shares
+from gbstats.exclusions import ExclusionLog
+from studies.name_gender import alignment as A
+from studies.name_gender import comparison as C
+from studies.name_gender import model_side as M
+from studies.name_gender.stimuli import pronoun_prompts
+
+
+@pytest.fixture(scope="module")
+def tables(data_dir):
+    from gbstats.data.registry import load_dataset
+
+    return load_dataset("gardner2024", data_dir).tables
+
+
+def fake_scores(tables) -> pd.DataFrame:
+    """P(he) .3, P(she) .1, P(they) .1, P(name) .05 at every prompt."""
+    prompts = pronoun_prompts(tables)
+    raw = prompts.assign(p_raw_he=0.3, p_raw_she=0.1, p_raw_they=0.1, p_raw_name=0.05)
+    out = model_shares(raw, M.OPTION_SETS, target="she")
+    return M.with_ratings(out.assign(p_she=0.2, p_he=0.6, p_they=0.2, she_logit=np.log(0.25),
+                                     logit_two_way=np.log(1 / 3)), tables)
+
+
+def test_response_shares_count_the_published_categories(tables):
+    shares = C.response_shares(tables, fake_scores(tables))
+    e1 = tables["exp1"]
+    by = shares.set_index(["experiment", "condition", "option_set"])
+    for cond, part in e1.groupby("Condition"):
+        two = by.loc[(1, cond, "he, she")]
+        assert two["people_n"] == (part["He"] + part["She"]).sum()
+        assert two["people_share"] == pytest.approx(part["She"].sum() / two["people_n"])
+        assert two["people_coverage"] == pytest.approx(1 - part["Other"].mean())
+        four = by.loc[(1, cond, "he, she, they, the name")]
+        typed = part["OtherType"].isin(["singular they", "repeat name"]).sum()
+        assert four["people_n"] == two["people_n"] + typed
+        assert two["model_share"] == pytest.approx(0.25)              # .1 / (.3 + .1)
+        assert four["model_share"] == pytest.approx(0.1 / 0.55)
+        assert four["model_coverage"] == pytest.approx(0.55)
+        assert by.loc[(1, cond, "all responses"), "people_share"] == pytest.approx(
+            part["She"].mean())
+    assert (e1["OtherType"] == "singular they").sum() == 77
+    assert (e1["OtherType"] == "repeat name").sum() == 337
+    # Exp 3 codes no kind of Other: only the two-way ratio exists on both sides
+    assert set(shares.loc[shares["experiment"] == 3, "option_set"]) == {"all responses",
+                                                                        "he, she"}
+
+
+def test_they_shares_like_for_like(tables):
+    """People's they among he, she and singular they, against the model's P(they) among the
+    three (.1 / .5 in fake_scores); the 77 singular-they responses of the codebook."""
+    out = C.they_shares(tables, fake_scores(tables)).set_index("condition")
+    e1 = tables["exp1"]
+    assert out["people_n"].sum() == len(e1)
+    assert (out["people_they_all"] * out["people_n"]).sum() == pytest.approx(77)
+    for cond, part in e1.groupby("Condition"):
+        they = int((part["OtherType"] == "singular they").sum())
+        three = int((part["He"] + part["She"]).sum()) + they
+        row = out.loc[cond]
+        assert row["people_n_in_set"] == three
+        assert row["people_share"] == pytest.approx(they / three)
+        assert row["people_coverage"] == pytest.approx(three / len(part))
+        assert row["people_ci_low"] <= row["people_share"] <= row["people_ci_high"]
+        assert row["model_share"] == pytest.approx(0.2)               # .1 / (.3 + .1 + .1)
+        assert row["model_coverage"] == pytest.approx(0.5)
+        assert row["model_raw_they"] == pytest.approx(0.1)
+
+
+def test_response_coverage_per_condition(tables):
+    table = C.coverage_table(fake_scores(tables))
+    assert set(table["option_set"]) == set(M.OPTION_SET_LABELS.values())
+    row = table[(table["experiment"] == 3) & (table["option_set"] == "he, she, they")].iloc[0]
+    assert (row["mass_mean"], row["mass_min"], row["mass_max"]) == pytest.approx((0.5,) * 3)
+    assert table.groupby("experiment")["n_prompts"].sum().to_dict() == {1: 182 * 3, 3: 189 * 3}
+
+
+def test_group_trials_keep_he_she_responses_and_count_the_rest(tables):
+    items = M.item_table(fake_scores(tables), tables, by_condition=True)
+    log = ExclusionLog()
+    grouped = A.group_trials(tables["exp1"], items, log, 1)
+    e1 = tables["exp1"]
+    records = {r["reason"]: r["n"] for r in log.to_records()}
+    no_gender = int(e1["SubjGenderMale"].isna().sum())
+    others = int((e1["Other"][e1["SubjGenderMale"].notna()] == 1).sum())
+    assert records[next(k for k in records if "gender not recorded" in k)] == no_gender
+    assert records[next(k for k in records if "Other response" in k)] == others
+    assert len(grouped) + sum(records.values()) == len(e1)
+    assert set(grouped["group"]) == {A.MEN, A.NON_MALE}
+    assert grouped.loc[grouped["group"] == A.MEN, "Participant"].nunique() == 244
+    assert grouped["model_logit"].notna().all()
+
+
+def test_effect_weights(tables):
+    mirrors = {m.key: m for m in M.MIRRORS}
+    specs = {name: (grid, w) for name, grid, w in
+             C.effect_specs(mirrors["exp1_m_cond"], tables)}
+    grid, w = specs["last minus first and full"]
+    assert dict(zip(grid["Condition"], w)) == {"first": -0.5, "full": -0.5, "last": 1.0}
+    specs = {name: (grid, w) for name, grid, w in
+             C.effect_specs(mirrors["exp3_m_noOther"], tables)}
+    grid, w = specs["rating slope (per point)"]
+    # a slope of 1 per point in every condition reads as 1, whatever the condition weights
+    x = grid["GenderRatingCentered"].to_numpy()
+    assert float(w @ x) == pytest.approx(1.0)
+    counts = tables["exp3"]["Condition"].value_counts()
+    up = grid["GenderRatingCentered"] > 0
+    share = pd.Series(w[up.to_numpy()], index=grid.loc[up, "Condition"])
+    assert (share / share.sum()).to_dict() == pytest.approx((counts / counts.sum()).to_dict())
+
+
+def test_prompt_sensitivity_by_hand():
+    rows = pd.DataFrame({
+        "variant": ["a", "a", "b", "b"], "Condition": ["first"] * 4,
+        "prompt_id": ["p1", "p2", "p1", "p2"], "share_two_way": [0.2, 0.4, 0.3, 0.3],
+        "share_three_way": [0.1, 0.2, 0.15, 0.15], "coverage_three_way": [0.4, 0.4, 0.5, 0.3]})
+    out = C.prompt_sensitivity(rows, "a").set_index("layout")
+    assert out.loc["a", "mean_abs_change"] == 0
+    assert out.loc["b", "mean_abs_change"] == pytest.approx(0.1)
+    assert out.loc["b", "max_abs_change"] == pytest.approx(0.1)
+    assert out.loc["b", "share_two_way"] == pytest.approx(0.3)
+    assert np.isnan(out.loc["b", "r_with_default"])                  # b is constant
+
+
+def test_item_correlations_holm_over_the_family():
+    rng = np.random.default_rng(0)
+    items = pd.DataFrame({"experiment": np.repeat([1, 3], 30),
+                          "Condition": np.tile(np.repeat(["first", "full", "last"], 10), 2),
+                          "share_two_way": rng.uniform(size=60)})
+    items["she_share"] = items["share_two_way"] + rng.normal(0, 0.3, 60)
+    out = A.item_correlations(items)
+    assert len(out) == 8 and (out["family_size"] == 8).all()
+    assert (out["p_holm"] >= out["p_value"]).all()
+
+
+NOT_SHOWN = "**The model does not show the people's pattern**"
+DIRECTION = "The model shows the direction of the people's pattern"
+
+
+def effect_row(triple) -> pd.Series:
+    return pd.Series(dict(zip(["estimate", "ci_low", "ci_high"], triple)))
+
+
+@pytest.mark.parametrize("people, model, starts", [
+    ((-1.6, -2.4, -0.8), (0.27, -0.21, 0.76), f"{NOT_SHOWN}: its interval includes 0"),
+    ((0.18, 0.01, 0.37), (-0.43, -0.62, -0.23), f"{NOT_SHOWN}: its effect goes the other way"),
+    ((-0.21, -0.36, -0.05), (-0.45, -0.66, -0.24), "The model shows the people's pattern"),
+    ((1.39, 1.23, 1.55), (0.69, 0.54, 0.84), f"{DIRECTION}, but more weakly (50%"),
+    ((1.0, 0.8, 1.2), (2.0, 1.8, 2.2), f"{DIRECTION}, more strongly (2.0 times"),
+    ((-0.01, -0.21, 0.19), (-0.20, -0.44, 0.03), "Neither people nor the model"),
+    ((0.1, -0.1, 0.3), (0.5, 0.2, 0.8), "**The model shows an effect that people do not**"),
+])
+def test_pattern_verdict_in_words(people, model, starts):
+    """Each branch of the verdict, on intervals like the report's (by hand)."""
+    from studies.name_gender.steps import pattern_verdict
+
+    assert pattern_verdict(effect_row(people), effect_row(model)).startswith(starts)
