@@ -81,6 +81,11 @@ def load(run, _):
     args = run.args
     stimuli, corrections = select_stimuli(args.stimuli, args.data_dir,
                                           as_published=args.as_published)
+    trimmed = stimuli.attrs.get("prefixes_trimmed", 0)
+    if trimmed:
+        run.note(f"{trimmed} prefix(es) of {args.stimuli} ended in whitespace; it was removed, "
+                 f"so each target form is scored after exactly one space (' they'), as in the "
+                 f"sentence.")
     human, simulated = human_side(run, stimuli)
     files = [args.human]
     if corrections is None:
