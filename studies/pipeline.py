@@ -330,6 +330,7 @@ def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None
 
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
     from gbstats.mixed import fit_cache
+    from gbstats.mixed.clean_process import clean_fits
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.study_report import StudyReport
     from gbstats.report.files import check_output_folder, staged_folder
@@ -348,8 +349,10 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     if rejected:
         run.note(f"Score cache: {rejected}")
     damaged_fits = len(fit_cache.rejected)
-    state = study.fit(run, state)
-    state = study.tables(run, state)
+    # R fits in a clean process: the same numbers whichever way the scores arrived
+    with clean_fits():
+        state = study.fit(run, state)
+        state = study.tables(run, state)
     for note in reused_fits_note(run.fits):
         run.note(note)
     damaged = fit_cache.rejected_note(since=damaged_fits)

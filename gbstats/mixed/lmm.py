@@ -31,10 +31,12 @@ its own: `refit_simpler` does it when asked and records what it dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from gbstats.mixed.clean_process import r_fit
 from gbstats.mixed.contrasts import describe_codings, resolve_contrasts
 from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
@@ -142,7 +144,7 @@ def _fit_penalised(formula: str, data: pd.DataFrame, backend: str, optimizer: st
         raise GbstatsError(f"formula {formula!r} has no random term such as (1|participant); "
                            "a mixed model needs at least one")
     prepared = prepare_data(parsed, data, "binomial", contrasts)
-    result = lme4_engine.fit_bglmer(parsed, prepared)
+    result = r_fit(lme4_engine.fit_bglmer, parsed, prepared)
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     return with_separation_check(result, parsed, prepared)
 
@@ -184,8 +186,11 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
             raise GbstatsError(f"optimizer={optimizer!r} is an lme4 setting, but the backend is "
                                f"{engine.__name__.rsplit('.', 1)[-1]}; use backend='lme4'")
     prepared = prepare_data(parsed, data, family, contrasts)
-    result = (engine.fit(parsed, prepared, family, optimizer=optimizer) if optimizer
-              else engine.fit(parsed, prepared, family))
+    # an R fit runs in the clean process where a study asked for it (gbstats.mixed.clean_process)
+    fit = partial(r_fit, engine.fit) if engine.__name__ == "gbstats.mixed.engines.lme4" \
+        else engine.fit
+    result = (fit(parsed, prepared, family, optimizer=optimizer) if optimizer
+              else fit(parsed, prepared, family))
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     if notice:
         result.warnings.insert(0, notice)
