@@ -39,6 +39,8 @@ DTYPES = ("float32", "bfloat16", "float16")
 DEVICE_MAPS = ("auto",)  # accelerate spreads a model over the GPUs (and CPU) it finds
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_MODEL_CACHE = "GBSTATS_MODEL_CACHE"  # where converted models are kept
+LOCAL_REVISION = "local-sha256:"  # a local folder's revision: this + its content digest
+LOCAL_FOLDER = "local folder"  # what the cache key names a local folder by (with its digest)
 
 
 class ModelUnavailableError(GbstatsError, OSError):
@@ -143,7 +145,9 @@ class LanguageModel:
         or tag resolved to (`revision`, read_config), never the branch name.
         """
         content = {"weights_sha256": self.fingerprint} if self.fingerprint else {}
-        return {"model": self.model_id, "revision": self.revision, **content,
+        # a local folder is named by its content alone, so a copy elsewhere shares its scores
+        model = LOCAL_FOLDER if self.revision.startswith(LOCAL_REVISION) else self.model_id
+        return {"model": model, "revision": self.revision, **content,
                 "dtype": self.dtype, "device_type": self.device_type, **library_versions(),
                 "scorer": scorer, **settings}
 
@@ -486,7 +490,7 @@ COMMIT = re.compile(r"[0-9a-f]{40}")
 
 def local_revision(fingerprint: str) -> str:
     """What a local folder's scores record as their revision: its content digest, shortened."""
-    return f"local-sha256:{fingerprint[:16]}"
+    return f"{LOCAL_REVISION}{fingerprint[:16]}"
 
 
 def read_config(target: str, revision: str | None, is_local: bool

@@ -68,6 +68,30 @@ def _verbose_score(*args) -> str:
     return cli(main, ["score", *args])
 
 
+def _score_twice(ws, name: str, change) -> tuple[Path, Path, str]:
+    """Score a fresh tiny model's stimuli into a cache (old.csv), apply `change(model folder)`
+    (which returns the folder to score next), score again (new.csv) through the same cache.
+    Returns (the folder scored second, the case folder, what the second run said)."""
+    folder = ws.fresh(name)
+    model = _model(ws, folder / "model", seed=0)
+    stimuli, cache = _stimuli(folder), folder / "cache"
+    _verbose_score("--stimuli", stimuli, "--model", model, "--out", folder / "old.csv",
+                   "--cache-dir", cache)
+    second = change(model)
+    err = _verbose_score("--stimuli", stimuli, "--model", second, "--out", folder / "new.csv",
+                         "--cache-dir", cache)
+    return second, folder, err
+
+
+def _check_rescored(ws, value):
+    """The second run scored everything afresh, and its scores are the changed model's."""
+    model, folder, err = value
+    if _counts(err) != (0, len(TEXTS)):
+        raise Wrong(f"after the change: {_counts(err)} (from the cache, scored); expected "
+                    f"(0, {len(TEXTS)})")
+    _same_scores(pd.read_csv(folder / "new.csv"), _clean_scores(model), "changed model")
+
+
 # ===========================================================================================
 # The issue's cases
 # ===========================================================================================
@@ -75,24 +99,14 @@ def _verbose_score(*args) -> str:
 @case("issue 33 case 1: a local model retrained into the same folder is rescored",
       "score CLI", "correct_result")
 def _(ws):
-    folder = ws.fresh("stale_local")
-    model = _model(ws, folder / "model", seed=0)
-    stimuli, cache = _stimuli(folder), folder / "cache"
-    _verbose_score("--stimuli", stimuli, "--model", model, "--out", folder / "old.csv",
-                   "--cache-dir", cache)
-    _model(ws, model, seed=1)  # retrained: same architecture, same file sizes
-    err = _verbose_score("--stimuli", stimuli, "--model", model, "--out", folder / "new.csv",
-                         "--cache-dir", cache)
-    return folder, model, err
+    # retrained: the same architecture, so the same file sizes and safetensors header
+    return _score_twice(ws, "stale_local", lambda model: _model(ws, model, seed=1))
 
 
 def _check_retrained(ws, value):
-    folder, model, err = value
+    _check_rescored(ws, value)
+    _, folder, _ = value
     old, new = pd.read_csv(folder / "old.csv"), pd.read_csv(folder / "new.csv")
-    if _counts(err) != (0, len(TEXTS)):
-        raise Wrong(f"after retraining: {_counts(err)} (from the cache, scored); expected "
-                    f"(0, {len(TEXTS)})")
-    _same_scores(new, _clean_scores(model), "retrained model")
     if set(new["revision"]) == set(old["revision"]) or "local" == new["revision"].iloc[0]:
         raise Wrong(f"the output records the same revision for two different weights: "
                     f"{set(new['revision'])}")
@@ -493,50 +507,32 @@ def _(ws):
         _no_rows(folder / "cache")
 
 
-@case("stale: config.json edited in place (layer_norm_epsilon) is rescored", "score CLI",
-      "correct_result")
-def _(ws):
-    folder = ws.fresh("stale_config")
-    model = _model(ws, folder / "model")
-    stimuli, cache = _stimuli(folder), folder / "cache"
-    score(ws, "--stimuli", stimuli, "--model", model, "--out", folder / "a.csv",
-          "--cache-dir", cache)
+def _edit_config(model: Path) -> Path:
     config = json.loads((model / "config.json").read_text())
     config["layer_norm_epsilon"] = 0.5
     (model / "config.json").write_text(json.dumps(config))
-    err = _verbose_score("--stimuli", stimuli, "--model", model, "--out", folder / "o.csv",
-                         "--cache-dir", cache)
-    return model, folder / "o.csv", err
+    return model
 
 
-def _check_config(ws, value):
-    model, out, err = value
-    if _counts(err)[0]:
-        raise Wrong(f"{_counts(err)[0]} scores of the old config were served")
-    _same_scores(pd.read_csv(out), _clean_scores(model), "edited config")
-
-
-CASES[-1].check = _check_config
+@case("stale: config.json edited in place (layer_norm_epsilon) is rescored", "score CLI",
+      "correct_result", check=_check_rescored)
+def _(ws):
+    return _score_twice(ws, "stale_config", _edit_config)
 
 
 @case("stale: a model folder copied elsewhere shares its cached scores (content, not path)",
       "score CLI", "correct_result")
 def _(ws):
-    folder = ws.fresh("stale_copy")
-    model = _model(ws, folder / "model")
-    stimuli, cache = _stimuli(folder), folder / "cache"
-    score(ws, "--stimuli", stimuli, "--model", model, "--out", folder / "a.csv",
-          "--cache-dir", cache)
-    copy = folder / "copy"
-    shutil.copytree(model, copy)
-    err = _verbose_score("--stimuli", stimuli, "--model", copy, "--out", folder / "o.csv",
-                         "--cache-dir", cache)
-    return model, folder, err
+    return _score_twice(ws, "stale_copy",
+                        lambda model: Path(shutil.copytree(model, model.parent / "copy")))
 
 
 def _check_copy(ws, value):
     model, folder, err = value
-    first, copied = pd.read_csv(folder / "a.csv"), pd.read_csv(folder / "o.csv")
+    first, copied = pd.read_csv(folder / "old.csv"), pd.read_csv(folder / "new.csv")
+    if _counts(err) != (len(TEXTS), 0):
+        raise Wrong(f"the copy: {_counts(err)} (from the cache, scored); expected "
+                    f"({len(TEXTS)}, 0)")
     _same_scores(copied, _clean_scores(model), "copied folder")
     if set(copied["revision"]) != set(first["revision"]):
         raise Wrong("a byte-identical copy records another revision")
