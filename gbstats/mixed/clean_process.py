@@ -39,6 +39,7 @@ import atexit
 import contextlib
 import contextvars
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -138,10 +139,11 @@ class _Server:
         return self.process.poll() is None
 
     def call(self, func: Callable, args: tuple, kwargs: dict):
-        from gbstats.mixed.r_server import read_message, write_message
+        from gbstats.mixed.r_server import encode, read_message, write_bytes
 
-        os.write(self.go, b"g")
-        write_message(self.request, (func, args, kwargs))
+        message = encode((func, args, kwargs))  # before the server forks: a request that
+        os.write(self.go, b"g")                 # cannot be pickled never leaves a child waiting
+        write_bytes(self.request, message)
         return read_message(self.answer)
 
     def close(self) -> None:
@@ -196,6 +198,10 @@ def in_clean_process(func: Callable, *args, **kwargs):
             _SERVER = _Server()
         try:
             answer = _SERVER.call(func, args, kwargs)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise GbstatsError(f"{getattr(func, '__name__', func)} cannot be sent to the clean "
+                               f"R process ({exc}); it takes module-level functions and "
+                               f"picklable arguments") from None
         except (BrokenPipeError, OSError) as exc:
             _close_server()
             raise GbstatsError(f"the clean R process for {getattr(func, '__name__', func)} "
