@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from singular_they import REPO, child_env, run_timed, unpack  # noqa: E402
+from singular_they import REPO, child_env, run_timed, unpack
 
 OUT = REPO / "benchmarks" / "results" / "cache_keys.json"
 DEFAULT_BEFORE = "bb3c7c7"

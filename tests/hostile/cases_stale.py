@@ -9,7 +9,6 @@ tests/hostile/cases.py (loaded as `hostile_cases`).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -376,9 +375,8 @@ def _nan_model(ws, folder: Path, value: float = float("nan"), bert: bool = False
     """A tiny model with a non-finite weight in its last layer norm, as a diverged or damaged
     checkpoint has: every log-probability is NaN."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
-
     from tiny_models import build_tiny_bert
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     if bert:
         build_tiny_bert(folder)

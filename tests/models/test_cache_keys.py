@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from tiny_models import SENTENCES, build_tiny_gpt2
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +119,7 @@ def test_a_model_held_by_a_process_is_reloaded_after_its_folder_changes(tmp_path
     after = load_scorer(str(folder))
     assert after is not before and after.fingerprint != before.fingerprint
     with pytest.raises(ModelUnavailableError, match="changed after it was fingerprinted"):
-        before.model  # its weights were never loaded: loading now would mix two models
+        _ = before.model  # its weights were never loaded: loading now would mix two models
 
 
 # --- the embedded GGUF file --------------------------------------------------------------

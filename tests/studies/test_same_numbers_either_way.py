@@ -29,7 +29,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BASELINES = REPO / "tests" / "reference" / "study_baselines"
 sys.path.insert(0, str(BASELINES))
-from make_baselines import RUNS  # noqa: E402
+from make_baselines import RUNS
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_r, pytest.mark.needs_model]
 STUDY = "pronoun_fidelity"
