@@ -9,7 +9,7 @@ digest of the files themselves.
 Which digest, and why:
 - **Every byte, not a sample.** A safetensors header holds names, dtypes,
   shapes and offsets, but no values: a model retrained with the same
-  architecture has a byte-identical header (tests/models/test_fingerprint.py
+  architecture has a byte-identical header (tests/models/test_cache_keys.py
   shows it), and so does its file size. Sampling blocks (first and last MB)
   misses a fine-tune that changed only tensors in the middle of the file. A
   digest of every byte (sha256) has no such gap.
