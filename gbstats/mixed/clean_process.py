@@ -29,9 +29,12 @@ earlier fit was reused from the fit cache.
 What comes back is the FitResult without its live R model (`handle=None`, as from the fit
 cache); a caller that needs it (marginal_means, compare_models, random_effects) fits in
 its own process. The study runner fits in the clean process (`clean_fits()` around its fit
-steps); a library call to fit_lmm / fit_glmm fits in the calling process, as before. GBSTATS_FIT_IN_PROCESS=1 turns the isolation off (every fit in the
-calling process, as before). A gbstats error raised by the fit is raised again here with
-its class and message.
+steps); a library call to fit_lmm / fit_glmm fits in the calling process, as before.
+GBSTATS_FIT_IN_PROCESS=1 turns the isolation off (every fit in the calling process, as
+before). A gbstats error raised by the fit is raised again here with its class and message.
+The server runs in a session of its own, so a Ctrl-C at the terminal reaches the study
+only; a call cut short (Ctrl-C) ends the server and its fit, whose answer could otherwise
+be read by the next call.
 """
 from __future__ import annotations
 
@@ -129,9 +132,13 @@ class _Server:
         (go_r, self.go), (request_r, self.request), (self.answer, answer_w) = pipes
         argv = [sys.executable, "-m", "gbstats.mixed.r_server", str(go_r), str(request_r),
                 str(answer_w)]
+        # A session of its own: a Ctrl-C at the terminal goes to the study (which stops
+        # with one line, studies.pipeline) and not to the server or its fit, which would
+        # print their own tracebacks; the caller ends them (`abandon`).
         self.process = subprocess.Popen(
             argv, pass_fds=(go_r, request_r, answer_w), env=server_environment(argv),
-            stdin=subprocess.DEVNULL, cwd="/", preexec_fn=_no_address_randomisation)
+            stdin=subprocess.DEVNULL, cwd="/", preexec_fn=_no_address_randomisation,
+            start_new_session=True)
         for fd in (go_r, request_r, answer_w):
             os.close(fd)
 
@@ -145,6 +152,17 @@ class _Server:
         os.write(self.go, b"g")                 # cannot be pickled never leaves a child waiting
         write_bytes(self.request, message)
         return read_message(self.answer)
+
+    def abandon(self) -> None:
+        """End the server and the fit it forked at once (one process group): after a call
+        cut short, the fit's answer must never be read as the next call's."""
+        import signal
+
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.close()
 
     def close(self) -> None:
         for fd in (self.go, self.request, self.answer):
@@ -162,10 +180,10 @@ _SERVER: _Server | None = None
 _LOCK = threading.Lock()
 
 
-def _close_server() -> None:
+def _close_server(abandon: bool = False) -> None:
     global _SERVER
     if _SERVER is not None:
-        _SERVER.close()
+        _SERVER.abandon() if abandon else _SERVER.close()
         _SERVER = None
 
 
@@ -203,10 +221,15 @@ def in_clean_process(func: Callable, *args, **kwargs):
                                f"R process ({exc}); it takes module-level functions and "
                                f"picklable arguments") from None
         except (BrokenPipeError, OSError) as exc:
-            _close_server()
+            _close_server(abandon=True)
             raise GbstatsError(f"the clean R process for {getattr(func, '__name__', func)} "
                                f"could not be reached ({exc}); set {ENV_IN_PROCESS}=1 to fit "
                                f"in this process") from None
+        except BaseException:
+            # Ctrl-C (or any error) while the fit runs: its answer would still arrive, and
+            # the next call would read it as its own, so the server and the fit are ended
+            _close_server(abandon=True)
+            raise
     if answer is None:
         _close_server()
         raise GbstatsError(f"the clean R process ended before it answered for "

@@ -88,3 +88,25 @@ def test_a_gbstats_error_in_the_clean_process_comes_back_with_its_class_and_mess
 def test_the_switch_fits_in_this_process(monkeypatch):
     monkeypatch.setenv("GBSTATS_FIT_IN_PROCESS", "1")
     assert in_clean_process(sorted, [3, 1, 2]) == [1, 2, 3]
+
+
+def test_a_call_cut_short_by_ctrl_c_leaves_no_answer_for_the_next_call():
+    """A Ctrl-C while the clean process fits raises here at once; the fit's answer, still on
+    its way, must not be read as the next call's (it would answer with another fit)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from gbstats.mixed import clean_process
+
+    in_clean_process(sorted, [2, 1])  # the server is up (R started) before the timer runs
+    server = clean_process._SERVER
+    assert os.getsid(server.process.pid) != os.getsid(0)  # the terminal's Ctrl-C misses it
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        in_clean_process(time.sleep, 30)
+    assert time.monotonic() - started < 20
+    assert server.process.wait(timeout=10) is not None  # ended, with the sleeping child
+    assert in_clean_process(sorted, [3, 1, 2]) == [1, 2, 3]  # not the sleep's None
