@@ -1,10 +1,11 @@
 """Issue 33: does keying the caches by content slow the warm path? One command:
 
-    .venv/bin/python benchmarks/cache_keys.py                  # this checkout vs bb3c7c7
+    .venv/bin/python benchmarks/cache_keys.py                  # this checkout vs 5c0ebf8
     .venv/bin/python benchmarks/cache_keys.py --repeats 5 --before REF
 
 Writes benchmarks/results/cache_keys.json. For each source tree ("before" = `git archive
-REF`, the code before issue 33; "after" = this checkout) it runs `python -m
+REF`, by default main as it was when this branch last merged it, i.e. everything but the
+content-keyed caches; "after" = this checkout's working tree) it runs `python -m
 studies.singular_they` with default settings and a score and fit cache of its own: once
 cold (to fill the caches; timed, not compared), then `--repeats` warm runs of each tree,
 interleaved (before, after, after, before, ...) so that the load of a shared machine hits
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from singular_they import REPO, child_env, run_timed, unpack
 
 OUT = REPO / "benchmarks" / "results" / "cache_keys.json"
-DEFAULT_BEFORE = "bb3c7c7"
+DEFAULT_BEFORE = "5c0ebf8"  # main, merged into this branch by e42b2f1
 COMMAND = [sys.executable, "-m", "studies.singular_they"]
 
 
@@ -52,6 +54,11 @@ def fingerprint_cost(repeats: int = 5) -> dict:
             warm.append(time.perf_counter() - start)
     return {"file": str(gguf), "bytes": gguf.stat().st_size, "first_call_seconds": round(cold, 4),
             "memoised_call_seconds_min": round(min(warm), 6)}
+
+
+def commit_of(ref: str) -> str:
+    return subprocess.run(["git", "rev-parse", ref], cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def main() -> None:
@@ -86,7 +93,8 @@ def main() -> None:
     result = {
         "what": "warm `python -m studies.singular_they` (default settings, every score and fit "
                 "cached) before and after issue 33's content-keyed caches, interleaved",
-        "before": args.before, "after": args.after or "working tree",
+        "before": commit_of(args.before),
+        "after": commit_of(args.after) if args.after else f"working tree at {commit_of('HEAD')}",
         "repeats": args.repeats, "order": order,
         "cold_seconds": {label: run["seconds"] for label, run in cold.items()},
         "warm_seconds": warm,
