@@ -720,3 +720,72 @@ def _(ws):
 _run, _check = _poisoned_cache_case("inf", float("-inf"))
 case("stale: a cache already holding -inf is a miss, recomputed and counted", "score cache",
      "correct_result", check=_check)(_run)
+
+
+def _repoint_weights(ws, model: Path) -> Path:
+    """A folder of links, as a hub snapshot is (snapshots/<commit>/ -> blobs/): the weights
+    link is pointed at another blob, retrained; the folder's own files are not written."""
+    links = model.parent / "linked"
+    blobs = model.parent / "blobs"
+    blobs.mkdir()
+    for path in model.iterdir():
+        shutil.copy(path, blobs / path.name)
+    links.mkdir()
+    for path in blobs.iterdir():
+        (links / path.name).symlink_to(path)
+    return links
+
+
+@case("stale: a folder of links (a hub snapshot given as a path) whose weights link is "
+      "repointed to retrained weights is rescored", "score CLI", "correct_result",
+      check=_check_rescored)
+def _(ws):
+    folder = ws.fresh("stale_links")
+    model = _model(ws, folder / "model", seed=0)
+    links = _repoint_weights(ws, model)
+    stimuli, cache = _stimuli(folder), folder / "cache"
+    _verbose_score("--stimuli", stimuli, "--model", links, "--out", folder / "old.csv",
+                   "--cache-dir", cache)
+    retrained = _model(ws, folder / "retrained", seed=5)
+    weights = links / "model.safetensors"
+    weights.unlink()
+    weights.symlink_to(retrained / "model.safetensors")
+    err = _verbose_score("--stimuli", stimuli, "--model", links, "--out", folder / "new.csv",
+                         "--cache-dir", cache)
+    return links, folder, err
+
+
+@case("stale: a clean-process fit cut short by Ctrl-C; the next fit gets its own answer",
+      "fit_lmm", "correct_result", needs=("r",), slow=True)
+def _(ws):
+    import os
+    import signal
+    import threading
+    import time
+
+    from gbstats.mixed.clean_process import clean_fits, in_clean_process
+    from gbstats.mixed.lmm import fit_lmm
+
+    data = _fit_data()
+    with clean_fits():
+        fit_lmm("y ~ x + (1|g)", data, backend="lme4")  # the clean R server is up
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            in_clean_process(time.sleep, 20)  # a long fit, interrupted by a real SIGINT
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise Wrong("the SIGINT did not stop the call")
+        return fit_lmm("y ~ 1 + (1|g)", data, backend="lme4")
+
+
+def _check_own_answer(ws, fit):
+    from gbstats.mixed.lmm import fit_lmm
+
+    here = fit_lmm("y ~ 1 + (1|g)", _fit_data(), backend="lme4")
+    if fit is None or list(fit.coefs["term"]) != list(here.coefs["term"]) or not np.allclose(
+            fit.coefs["estimate"], here.coefs["estimate"], rtol=1e-6):
+        raise Wrong(f"the fit after the interrupt answered with something else: {fit!r:.200}")
+
+
+CASES[-1].check = _check_own_answer
