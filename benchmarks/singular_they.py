@@ -82,8 +82,8 @@ import json, sys, time
 t0 = time.perf_counter()
 import rpy2.robjects  # starts R
 t1 = time.perf_counter()
-from gbstats.mixed.engines.lme4 import _lmer_class
-_lmer_class()
+from gbstats.mixed.engines import lme4 as engine  # lmer_class was _lmer_class before issue 33
+(getattr(engine, "lmer_class", None) or getattr(engine, "_lmer_class"))()
 t2 = time.perf_counter()
 sys.path.insert(0, "benchmarks")
 from bayes_samplers import small_lmm_data

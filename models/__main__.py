@@ -43,8 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"measures:\n{measures}\n\n"
                "input columns (rename with the --*-column options):\n"
                f"  causal, pll_*   text (default: a column named {' or '.join(TEXT_COLUMN_GUESSES)})\n"
-               "  continuation    prefix, continuation (the continuation is appended verbatim,\n"
-               "                  so give it its leading space: ' they')\n"
+               "  continuation    prefix, continuation (joined by one space: a prefix's trailing\n"
+               "                  space is removed, a continuation starting with a letter gets\n"
+               "                  ' they' its leading space; --verbatim-continuations: as written)\n"
                "  choice          frame (with the slot [BLANK]) and variant (one row per item x\n"
                "                  variant), or frame only plus --variants he,she,they\n"
                "  every measure   item (optional; row numbers otherwise)\n\n"
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--continuation-column", default="continuation", metavar="NAME")
     io.add_argument("--frame-column", default="frame", metavar="NAME")
     io.add_argument("--variant-column", default="variant", metavar="NAME")
+    io.add_argument("--verbatim-continuations", action="store_true",
+                    help="continuation: score each continuation exactly as written; by default "
+                         "one that starts with a letter or digit right after the prefix gets a "
+                         "leading space (' they'), and a prefix's trailing whitespace is removed "
+                         "(both counted in a note)")
     io.add_argument("--variants", default=None, metavar="A,B,...",
                     type=lambda text: [v.strip() for v in text.split(",")],
                     help="choice: one variant list for every frame, instead of a variant column")
@@ -134,7 +140,8 @@ def score_command(args) -> int:
                            text_column=args.text_column, prefix_column=args.prefix_column,
                            continuation_column=args.continuation_column,
                            frame_column=args.frame_column, variant_column=args.variant_column,
-                           variants=args.variants)
+                           variants=args.variants,
+                           verbatim_continuations=args.verbatim_continuations)
     for note in stimuli.notes:
         say(args, f"note: {note}")
     models = args.model or [DEFAULT_MODEL]
@@ -152,6 +159,10 @@ def score_command(args) -> int:
             print(f"warning: {name}: {run.get('cache_mismatched', 0)} cached score(s) failed "
                   f"their checksum and {run.get('cache_unverified', 0)} had none; all were "
                   f"recomputed, not used", file=sys.stderr, flush=True)
+        if run.get("cache_nonfinite", 0):
+            print(f"warning: {name}: {run['cache_nonfinite']} cached score(s) held NaN or inf "
+                  f"(stored by an older gbstats); they were recomputed, not used",
+                  file=sys.stderr, flush=True)
 
     with engine_from_args(args):
         scores = sweep(stimuli, models, device=args.device, dtype=args.dtype,

@@ -16,14 +16,61 @@ from the cache: a run whose scores are all cached then loads no model at all.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gbstats.errors import DataValidationError
-from models.cache import ScoreCache
+from models.cache import ScoreCache, count_nonfinite
 from models.engine import current_engine
 
 PROGRESS_THRESHOLD = 256  # units; shorter runs show no bar unless asked
+
+
+class NonFiniteScoreError(DataValidationError):
+    """A model produced NaN or an infinite log-probability: refused, never cached."""
+
+
+def nonfinite_at(result) -> int | None:
+    """The index of the first NaN / infinite log-probability in a scorer's result, else None.
+
+    A result is {"logprobs": [...], ...}; None entries (a causal text's first
+    token without BOS, which has no context) are not scores and pass.
+    """
+    values = result.get("logprobs") if isinstance(result, dict) else None
+    if not isinstance(values, list):
+        return None
+    for k, value in enumerate(values):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            return k
+    return None
+
+
+def _describe(unit) -> str:
+    text = getattr(unit, "text", None)
+    if not isinstance(text, str):
+        return "a unit"
+    return f"the text {text if len(text) <= 120 else text[:117] + '...'!r}"
+
+
+def refuse_nonfinite(unit, result, model: str) -> None:
+    """A score that is not a finite number is an error naming the model and the text.
+
+    NaN and inf come from a model, not from the text: weights that hold NaN
+    (a damaged or diverged checkpoint), activations that overflow (float16), a
+    broken kernel. A NaN score would become a blank cell in every table and
+    drop out of every mean; it is refused where it is produced, before the
+    cache, so it is never stored and served again.
+    """
+    at = nonfinite_at(result)
+    if at is None:
+        return
+    value = result["logprobs"][at]
+    raise NonFiniteScoreError(
+        f"model {model!r} gave a non-finite log-probability ({value}) for token {at + 1} of "
+        f"{_describe(unit)}; nothing was cached",
+        expected="finite log-probabilities (check the weights for NaN, or score in float32 "
+                 "rather than float16)", found=repr(value))
 
 
 @dataclass
@@ -34,6 +81,8 @@ class RunStats:
     # cached values rejected on read (checksum mismatch / no checksum): scored again
     cache_mismatched: int = 0
     cache_unverified: int = 0
+    # cached values holding NaN or inf (stored by an older gbstats): scored again
+    cache_nonfinite: int = 0
     computed: int = 0
     engine: str = "local"  # where the misses were scored (models.engine)
 
@@ -45,12 +94,14 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
               sort_keys: Sequence | Callable[[Sequence], Sequence],
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
-              desc: str = "scoring") -> tuple[list, RunStats]:
+              desc: str = "scoring", model: str = "the model") -> tuple[list, RunStats]:
     """Score `units` (results in input order) with dedupe, cache and sorted batches.
 
     sort_keys: the order units are scored in. Lengths cut padding; token-id
     lists (sorted lexicographically) put texts that share a beginning into one
     batch, so a scorer that runs shared prefixes once can use that.
+    model: the model's name, for the error on a non-finite score (`refuse_nonfinite`):
+    a cached NaN or inf is a miss, a freshly scored one an error, and neither is stored.
     """
     if batch_size < 1:
         raise DataValidationError("batch_size must be a whole number >= 1", source="batch_size",
@@ -63,7 +114,9 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     results: dict[str, object] = {}
     if cache is not None:
         found = cache.lookup(list(first_index))
-        results = found.found
+        results = {k: v for k, v in found.found.items() if nonfinite_at(v) is None}
+        stats.cache_nonfinite = len(found.found) - len(results)
+        count_nonfinite(cache, stats.cache_nonfinite)
         stats.cache_mismatched, stats.cache_unverified = len(found.mismatched), len(found.unverified)
     stats.cache_hits = len(results)
     if len(results) < len(first_index):  # tokenize only when something is to be scored
@@ -83,6 +136,8 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     work = [[units[first_index[k]] for k in batch_keys] for batch_keys in batches]
     for index, scored in engine.map_batches(score_batch, work):
         fresh = dict(zip(batches[index], scored, strict=True))
+        for unit, result in zip(work[index], scored):
+            refuse_nonfinite(unit, result, model)
         if cache is not None:
             cache.put_many(fresh)
         results.update(fresh)

@@ -248,6 +248,13 @@ def open_cache(cache_dir: str | os.PathLike | None = None, use_cache: bool = Tru
     return _OPEN[folder]
 
 
+def count_nonfinite(cache: ScoreCache, n: int) -> None:
+    """Record `n` cached values that held NaN or inf (treated as misses; models.batching)."""
+    if n:
+        totals = rejected_totals.setdefault(cache.path, {"mismatched": 0, "unverified": 0})
+        totals["nonfinite"] = totals.get("nonfinite", 0) + n
+
+
 def rejected_snapshot() -> dict[Path, dict[str, int]]:
     """The counts so far, to pass to `rejected_summary(since=...)` after a step."""
     return {path: dict(counts) for path, counts in rejected_totals.items()}
@@ -267,16 +274,19 @@ def rejected_summary(since: Mapping[Path, Mapping[str, int]] | None = None) -> s
     since = since or {}
 
     def added(kind: str) -> int:
-        return sum(t[kind] - since.get(p, {}).get(kind, 0) for p, t in rejected_totals.items())
+        return sum(t.get(kind, 0) - since.get(p, {}).get(kind, 0)
+                   for p, t in rejected_totals.items())
 
-    mismatched, unverified = added("mismatched"), added("unverified")
-    if not mismatched and not unverified:
+    mismatched, unverified, nonfinite = added("mismatched"), added("unverified"), added("nonfinite")
+    if not mismatched and not unverified and not nonfinite:
         return None
     parts = []
     if mismatched:
         parts.append(f"{mismatched} cached score(s) failed their checksum")
     if unverified:
         parts.append(f"{unverified} had no checksum (written by an older gbstats)")
+    if nonfinite:
+        parts.append(f"{nonfinite} held NaN or inf (written by an older gbstats)")
     files = ", ".join(str(p) for p in rejected_totals)
     return f"{' and '.join(parts)} in {files}; they were recomputed, not used."
 

@@ -82,6 +82,28 @@ def _items(items, n: int) -> list:
     return items
 
 
+def require_clean_joins(prefixes: list[str], continuations: list[str], items: list) -> None:
+    """Refuse a prefix ending in whitespace joined to a continuation starting with it.
+
+    The continuation is appended verbatim, so "My sister said that " + " they"
+    is scored as "that  they": a doubled space is another token to a BPE
+    tokenizer, and it moved the surprisal of " they" from 7-9 bits to 22-23
+    (issue 33). A prefix's trailing space before a continuation without one
+    ("that " + "they") is the same text as "that" + " they" and is scored so.
+    Files read by `python -m models score` and the studies have their
+    prefixes' trailing whitespace removed before they get here (and counted).
+    """
+    for k, (prefix, continuation) in enumerate(zip(prefixes, continuations)):
+        if prefix[-1:].isspace() and continuation[:1].isspace():
+            raise DataValidationError(
+                f"item {items[k]!r}: the prefix ends in whitespace and the continuation starts "
+                f"with it, so the text would hold a doubled space "
+                f"({(prefix[-12:] + continuation[:12])!r})", source="prefixes", row=k + 1,
+                expected="one space between them: strip the prefix's trailing whitespace "
+                         "(the continuation carries its leading space, ' they')",
+                found=f"prefix {prefix[-20:]!r}, continuation {continuation[:20]!r}")
+
+
 def bos_id(lm: LanguageModel) -> int:
     tok = lm.tokenizer
     found = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
@@ -336,7 +358,7 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
     results, stats = run_units(lambda: prepare_units(lm, prefixes, continuations, bos), keys=keys,
                                sort_keys=sort_keys, score_batch=scorer,
                                batch_size=plan.commit_size, cache=open_cache(cache_dir, use_cache),
-                               progress=progress, desc=f"causal {lm.name}")
+                               progress=progress, desc=f"causal {lm.name}", model=lm.name)
     out = stats.as_dict()
     out.update(commit_size=plan.commit_size, token_budget=plan.token_budget,
                share_prefixes=share)
@@ -383,7 +405,8 @@ def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *
     """log P(continuation | prefix), e.g. P(" they" | "My sister said").
 
     The continuation is appended to the prefix verbatim, so it carries its own
-    leading space (" they"). Returns logprob, surprisal_bits and probability.
+    leading space (" they"); a prefix ending in whitespace before it is refused
+    (`require_clean_joins`). Returns logprob, surprisal_bits and probability.
     """
     lm = _as_lm(lm)
     prefixes = _check_texts(prefixes, "prefix", allow_empty=True)
@@ -392,6 +415,7 @@ def score_continuations(prefixes: Sequence[str], continuations: Sequence[str], *
         raise DataValidationError("prefixes and continuations differ in length", source="continuations",
                                   expected=f"{len(prefixes)}", found=f"{len(continuations)}")
     items = _items(items, len(prefixes))
+    require_clean_joins(prefixes, continuations, items)
     results, stats = unit_logprobs(lm, prefixes, continuations, bos=bos, batch_size=batch_size,
                                    cache_dir=cache_dir, use_cache=use_cache, progress=progress,
                                    token_budget=token_budget)

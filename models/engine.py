@@ -57,13 +57,15 @@ class ModelRequest:
     model_id: str  # what the driver loaded ...
     found_revision: str  # ... and at which revision: a worker must load the same
     device_map: str | None = None
+    fingerprint: str | None = None  # ... with the same content (models.fingerprint)
 
     @classmethod
     def of(cls, lm) -> ModelRequest:
         asked = getattr(lm, "load_request", None) or {}
         return cls(name=lm.name, device=lm.device, dtype=lm.dtype, kind=lm.kind,
                    revision=asked.get("revision"), model_id=lm.model_id,
-                   found_revision=lm.revision, device_map=asked.get("device_map"))
+                   found_revision=lm.revision, device_map=asked.get("device_map"),
+                   fingerprint=getattr(lm, "fingerprint", None))
 
     def load(self):
         """Load (or reuse, per process) the model and check it is the driver's model."""
@@ -71,12 +73,14 @@ class ModelRequest:
 
         lm = load_scorer(self.name, device=self.device, dtype=self.dtype,
                          revision=self.revision, kind=self.kind, device_map=self.device_map)
-        if (lm.model_id, lm.revision) != (self.model_id, self.found_revision):
+        if (lm.model_id, lm.revision, lm.fingerprint) != (self.model_id, self.found_revision,
+                                                          self.fingerprint):
             raise ModelUnavailableError(
                 f"model {self.name!r} on worker {socket.gethostname()} (pid {os.getpid()}) is "
-                f"{lm.model_id} at revision {lm.revision}, but the driver scored with "
-                f"{self.model_id} at revision {self.found_revision}; install the same model "
-                f"(and package versions) on every node")
+                f"{lm.model_id} at revision {lm.revision} (content sha256 {lm.fingerprint}), "
+                f"but the driver scored with {self.model_id} at revision {self.found_revision} "
+                f"(content sha256 {self.fingerprint}); install the same model (and package "
+                f"versions) on every node")
         return lm
 
 

@@ -36,7 +36,7 @@ from gbstats.inference.probabilities import softmax_within
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer
 from models.logprob import DEFAULT_PLL, causal_slot_scores, slot_logprobs, text_logprobs
-from models.masked import DEFAULT_SLOT, MASKED_BOS, fill_slot
+from models.masked import DEFAULT_SLOT, MASKED_BOS, fill_slot, require_bare_words
 from models.registry import DEFAULT_MODEL
 
 SPANS = ("word", "sentence", "in_context")
@@ -106,6 +106,7 @@ def forced_choice(frames: Sequence[str], variants: Sequence[str], *, items=None,
         raise UnknownNameError("on_alignment_error option", on_alignment_error, ["raise", "nan"])
     frames = _check_texts(frames, "frame")
     variants = _check_texts(variants, "variant")
+    require_bare_words(variants, "variant")
     if len(set(variants)) != len(variants) or len(variants) < 2:
         raise DataValidationError("variants must be at least two distinct strings", source="variants",
                                   found=repr(list(variants)))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,6 +39,8 @@ DTYPES = ("float32", "bfloat16", "float16")
 DEVICE_MAPS = ("auto",)  # accelerate spreads a model over the GPUs (and CPU) it finds
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_MODEL_CACHE = "GBSTATS_MODEL_CACHE"  # where converted models are kept
+LOCAL_REVISION = "local-sha256:"  # a local folder's revision: this + its content digest
+LOCAL_FOLDER = "local folder"  # what the cache key names a local folder by (with its digest)
 
 
 class ModelUnavailableError(GbstatsError, OSError):
@@ -74,6 +77,12 @@ class LanguageModel:
     # "auto": accelerate places the layers (a model bigger than one GPU); the
     # model is then not moved to `device` as a whole
     device_map: str | None = None
+    # sha256 of the files the model loads from (a local folder's model files, the
+    # embedded GGUF file; models.fingerprint), None for a hub model, whose revision
+    # is already the commit, a content address
+    fingerprint: str | None = None
+    # the file or folder `fingerprint` digests, to check that it is still what was loaded
+    content_path: Path | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not self.model_type and self._model is not None:
@@ -89,6 +98,7 @@ class LanguageModel:
                 # never imports torch, let alone asks for (or initialises) a GPU
                 check_device_available(self.device)
             model = self.load_weights()
+            self.require_content_unchanged("weights")
             if self.device_map is None:
                 model.to(self.device)
             model.eval()
@@ -104,7 +114,9 @@ class LanguageModel:
         if self._tokenizer is None:
             if self.load_tokenizer is None:
                 raise ModelUnavailableError(f"model {self.name!r} has neither a tokenizer nor a loader")
-            self._tokenizer = self.load_tokenizer()
+            tokenizer = self.load_tokenizer()
+            self.require_content_unchanged("tokenizer")
+            self._tokenizer = tokenizer
         return self._tokenizer
 
     @property
@@ -125,10 +137,39 @@ class LanguageModel:
         run models through different code). None of these may share an entry.
         The versions are read from the installed packages' metadata, so a fully
         cached run still imports neither torch nor transformers.
+
+        The model is named by what it is, not only where it is: a local folder
+        and the embedded GGUF file by the digest of their content
+        (`fingerprint`, models.fingerprint), so retraining into the same folder
+        or replacing the file rescored; a hub model by the commit its branch
+        or tag resolved to (`revision`, read_config), never the branch name.
         """
-        return {"model": self.model_id, "revision": self.revision, "dtype": self.dtype,
-                "device_type": self.device_type, **library_versions(), "scorer": scorer,
-                **settings}
+        content = {"weights_sha256": self.fingerprint} if self.fingerprint else {}
+        # a local folder is named by its content alone, so a copy elsewhere shares its scores
+        model = LOCAL_FOLDER if self.revision.startswith(LOCAL_REVISION) else self.model_id
+        return {"model": model, "revision": self.revision, **content,
+                "dtype": self.dtype, "device_type": self.device_type, **library_versions(),
+                "scorer": scorer, **settings}
+
+    def content_unchanged(self) -> bool:
+        """Are the files this model was loaded from still the ones fingerprinted? (A folder
+        retrained while a notebook kept the model loaded is not.) Cheap: a stat per file."""
+        if self.fingerprint is None or self.content_path is None:
+            return True
+        try:
+            return content_fingerprint(self.content_path, self.name) == self.fingerprint
+        except ModelUnavailableError:
+            return False
+
+    def require_content_unchanged(self, what: str) -> None:
+        """After a lazy load: the files read must be the ones the cache key names. A folder
+        retrained between the fingerprint and the load would put the new weights' scores
+        under the old weights' key."""
+        if not self.content_unchanged():
+            raise ModelUnavailableError(
+                f"model {self.name!r}: {self.content_path} changed after it was fingerprinted "
+                f"(content sha256 {self.fingerprint[:16]}...) and before its {what} loaded; "
+                f"nothing was scored with it. Run again once the files stop changing")
 
     @property
     def bos_token_id(self) -> int | None:
@@ -154,6 +195,8 @@ def load_scorer(name: str = DEFAULT_MODEL, device: str = "cpu", dtype: str = "fl
     if device_map is not None and device_map not in DEVICE_MAPS:
         raise UnknownNameError("device_map", device_map, list(DEVICE_MAPS))
     key = (name, device, dtype, revision, device_map)
+    if key in _LOADED and not _LOADED[key].content_unchanged():
+        del _LOADED[key]  # retrained or replaced since it was loaded in this process
     if key not in _LOADED:
         _LOADED[key] = _load(name, device, dtype, revision, kind, device_map)
         _LOADED[key].load_request = {"name": name, "device": device, "dtype": dtype,
@@ -275,6 +318,7 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
 
     version = importlib.metadata.version(SMOLLM_DIST)
     gguf = folder / spec.model_id
+    weights = content_fingerprint(gguf, f"model {spec.name!r}")
 
     def load_tokenizer():
         _torch()
@@ -303,7 +347,8 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
     return LanguageModel(spec.name, f"{SMOLLM_DIST}/{spec.model_id}",
                          f"{SMOLLM_DIST}=={version}", "causal", None, None,
                          load_weights=load_weights, model_type=spec.model_type,
-                         load_tokenizer=load_tokenizer)
+                         load_tokenizer=load_tokenizer, fingerprint=weights,
+                         content_path=gguf)
 
 
 def model_cache_dir() -> Path:
@@ -314,11 +359,31 @@ def model_cache_dir() -> Path:
     return Path(env).expanduser() if env else user_cache_root() / "models"
 
 
+def content_fingerprint(target: Path, what: str) -> str:
+    """models.fingerprint.fingerprint of a model file or folder, memoised in the model cache;
+    an unreadable file is a ModelUnavailableError naming it."""
+    from models.fingerprint import MEMO_FOLDER, fingerprint
+
+    try:
+        return fingerprint(target, model_cache_dir() / MEMO_FOLDER)
+    except OSError as exc:
+        raise ModelUnavailableError(
+            f"{what}: cannot read {getattr(exc, 'filename', None) or target} to fingerprint its "
+            f"content for the score cache ({exc.strerror or exc}); expected readable model "
+            f"files") from None
+
+
 def converted_folder(name: str, version: str, gguf: Path, part: str) -> Path:
-    """The folder of one converted part ("tokenizer" or a dtype) of a GGUF model."""
+    """The folder of one converted part ("tokenizer" or a dtype) of a GGUF model.
+
+    Named by the GGUF file's content digest (not its size): a file replaced in
+    place by another of the same size is converted again, never read from the
+    old conversion.
+    """
     import transformers
 
-    tag = f"{version}-{gguf.stat().st_size}-transformers{transformers.__version__}"
+    digest = content_fingerprint(gguf, f"model {name!r}")[:16]
+    tag = f"{version}-sha256-{digest}-transformers{transformers.__version__}"
     return model_cache_dir() / name / tag / part
 
 
@@ -420,12 +485,26 @@ def _unavailable(name: str, target: str, is_local: bool, load_from: str, exc: Ex
         f"Original error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
 
 
-def read_config(target: str, revision: str | None, is_local: bool) -> tuple[dict, str]:
-    """(the model's config.json as a dict, the revision it came from), without torch or transformers.
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
-    A local folder's revision is "local". A hub model's is the commit of the
-    snapshot the file came from (found in the local hub cache first, so a
-    model downloaded before needs no network), or the revision asked for.
+
+def local_revision(fingerprint: str) -> str:
+    """What a local folder's scores record as their revision: its content digest, shortened."""
+    return f"{LOCAL_REVISION}{fingerprint[:16]}"
+
+
+def read_config(target: str, revision: str | None, is_local: bool
+                ) -> tuple[dict, str, str | None]:
+    """(the model's config.json as a dict, the revision it came from, the content digest of a
+    local folder (None for a hub model)), without torch or transformers.
+
+    A local folder's revision is its content digest (`local_revision`; the
+    folder has no commit). A hub model's is the commit of the snapshot the
+    file came from, found in the local hub cache first (refs/<branch> names
+    the commit a branch or tag points to, so a model downloaded before needs
+    no network), never the branch or tag asked for: a branch moves, and
+    scores cached under its name would answer for the commit it pointed to
+    before. A revision that cannot be resolved to a commit is refused.
     """
     import json
 
@@ -442,7 +521,8 @@ def read_config(target: str, revision: str | None, is_local: bool) -> tuple[dict
             raise ModelUnavailableError(
                 f"model folder {target}: {path} does not name a model type transformers knows "
                 f"(expected a 'model_type' key such as \"gpt2\" or \"bert\")")
-        return config, "local"
+        digest = content_fingerprint(Path(target), f"model folder {target}")
+        return config, local_revision(digest), digest
     from huggingface_hub import hf_hub_download, try_to_load_from_cache
 
     found = try_to_load_from_cache(target, "config.json", revision=revision)
@@ -450,7 +530,14 @@ def read_config(target: str, revision: str | None, is_local: bool) -> tuple[dict
         found = hf_hub_download(target, "config.json", revision=revision,
                                 local_files_only=hub_offline())
     commit = Path(found).parent.name  # .../snapshots/<commit>/config.json
-    return json.loads(Path(found).read_text()), revision or commit
+    if not COMMIT.fullmatch(commit) or Path(found).parent.parent.name != "snapshots":
+        raise ModelUnavailableError(
+            f"model {target!r}: the revision {revision or 'main'!r} could not be resolved to a "
+            f"commit (its config.json was found at {found}, not in a hub snapshot folder "
+            f".../snapshots/<commit>/); scores are cached and recorded by commit, so that a "
+            f"branch that moves never serves the old commit's scores. Pass --revision with "
+            f"the 40-character commit, or a local folder")
+    return json.loads(Path(found).read_text()), commit, None
 
 
 def _load_transformers(name: str, target: str, revision: str | None, kind: str | None,
@@ -468,11 +555,15 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
     if not is_local and hub_offline():
         options["local_files_only"] = True
     try:
-        config, found_revision = read_config(load_from, revision, is_local)
+        config, found_revision, weights = read_config(load_from, revision, is_local)
     except ModelUnavailableError:
         raise
     except (OSError, ValueError) as exc:  # huggingface_hub's errors are OSError/ValueError subclasses
         raise _unavailable(name, target, is_local, load_from, exc) from exc
+    if not is_local:
+        # tokenizer and weights load from the very commit the cache key names, even if
+        # the branch moves while this process runs
+        options["revision"] = found_revision
     if kind is not None:
         # A scorer that needs one kind, given a model of the other, gets the same
         # clear refusal whether or not the model was loaded before in this process.
@@ -513,4 +604,5 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
 
     return LanguageModel(name, load_from, str(found_revision), kind, None, None,
                          load_weights=load_weights, model_type=config.get("model_type", ""),
-                         load_tokenizer=load_tokenizer)
+                         load_tokenizer=load_tokenizer, fingerprint=weights,
+                         content_path=Path(load_from) if is_local else None)

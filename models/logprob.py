@@ -42,10 +42,11 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
-from models.causal import _check_texts, _items, score_continuations, score_sentences
+from models.causal import (_check_texts, _items, require_clean_joins, score_continuations,
+                           score_sentences)
 from models.loading import LanguageModel, load_scorer
 from models.masked import (DEFAULT_SLOT, MASKED_BOS, PLL_VARIANTS, _as_masked_lm, _span_table,
-                           fill_slot, masked_word_surprisal, pll_sentences)
+                           fill_slot, masked_word_surprisal, pll_sentences, require_bare_words)
 from models.registry import DEFAULT_MODEL
 from models.scores import finish_table
 from models.words import AlignmentError
@@ -96,6 +97,7 @@ def _filled(frames, fillers, items, slot: str, what: str):
         raise DataValidationError(f"frames and {what}s differ in length", source=f"{what}s",
                                   expected=f"{len(frames)}", found=f"{len(fillers)}")
     items = _items(items, len(frames))
+    require_bare_words(fillers, what, items)
     texts = [fill_slot(f, w, slot, where=f"item {i!r}: ") for f, w, i in zip(frames, fillers, items)]
     return frames, fillers, items, texts
 
@@ -162,6 +164,7 @@ def continuation_logprobs(prefixes: Sequence[str], continuations: Sequence[str],
                                   source="continuations", expected=f"{len(prefixes)}",
                                   found=f"{len(continuations)}")
     items = _items(items, len(prefixes))
+    require_clean_joins(prefixes, continuations, items)
     texts = [p + c for p, c in zip(prefixes, continuations)]
     spans = [(len(p), len(t)) for p, t in zip(prefixes, texts)]
     out = _span_table(_as_masked_lm(lm), texts, spans, items, variant=pll, scoring=pll,

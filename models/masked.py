@@ -57,6 +57,7 @@ class MaskedUnit:
     targets: list  # positions scored
     offsets: list  # (start, end) of each target in the text
     masks: list  # per target: the positions masked when it is predicted
+    text: str = ""  # what was tokenized (named by errors)
 
 
 def _as_masked_lm(lm) -> LanguageModel:
@@ -107,7 +108,7 @@ def prepare_masked(lm: LanguageModel, texts: list[str], spans: list[tuple[int, i
             if variant == "pll_word_l2r" and words[t] is not None:
                 masked += [j for j in range(t + 1, len(ids)) if words[j] == words[t]]
             masks.append(masked)
-        units.append(MaskedUnit(ids, targets, [offsets[t] for t in targets], masks))
+        units.append(MaskedUnit(ids, targets, [offsets[t] for t in targets], masks, text))
     return units
 
 
@@ -275,7 +276,7 @@ def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant
     results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],
                                score_batch=scorer, batch_size=plan.commit_size,
                                cache=open_cache(cache_dir, use_cache),
-                               progress=progress, desc=f"{variant} {lm.name}")
+                               progress=progress, desc=f"{variant} {lm.name}", model=lm.name)
     out = stats.as_dict()
     out.update(commit_size=plan.commit_size, token_budget=plan.token_budget)
     return results, out
@@ -360,6 +361,18 @@ def pll_span(texts: Sequence[str], targets: Sequence[str], *, items=None, lm,
                        on_alignment_error=on_alignment_error, batch_size=batch_size,
                        max_rows=max_rows, cache_dir=cache_dir, use_cache=use_cache,
                        progress=progress, source="pll_span")
+
+
+def require_bare_words(words: Sequence[str], what: str, items: Sequence | None = None) -> None:
+    """A word put in a slot has no whitespace around it: the frame's own space before the slot
+    is the one before the word, and " they" would be scored after two spaces."""
+    for k, word in enumerate(words):
+        if word != word.strip():
+            where = f"item {items[k]!r}: " if items is not None else ""
+            raise DataValidationError(
+                f"{where}a {what} has whitespace around it, which would double the frame's "
+                f"space before the slot", source=f"{what}s", row=k + 1,
+                expected=f"the bare {what} ({word.strip()!r})", found=repr(word))
 
 
 def fill_slot(frame: str, word: str, slot: str = DEFAULT_SLOT, *, where: str = "") -> str:

@@ -74,7 +74,14 @@ def load_model(args, name: str | None = None):
 
 
 def model_record(lm) -> dict:
-    return {"id": lm.model_id, "revision": lm.revision, "name": lm.name, "kind": lm.kind}
+    """What results.json records of a model: the revision is a hub model's commit (never a
+    branch name) or a local folder's content digest; `weights_sha256` is the full digest of a
+    local folder's or the embedded model's files (models.fingerprint), which the score cache
+    keys on."""
+    record = {"id": lm.model_id, "revision": lm.revision, "name": lm.name, "kind": lm.kind}
+    if getattr(lm, "fingerprint", None):
+        record["weights_sha256"] = lm.fingerprint
+    return record
 
 
 def dataset_checksums(names: list[str], data_dir=None) -> dict[str, str]:

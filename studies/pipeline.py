@@ -494,6 +494,8 @@ def interrupted_summary(out) -> str:
 
 
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
+    from gbstats.mixed import fit_cache
+    from gbstats.mixed.clean_process import clean_fits
     from gbstats.mixed.fit_cache import fit_cache_snapshot, fit_cache_store_failures
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.study_report import StudyReport
@@ -517,12 +519,18 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     if rejected:
         run.note(f"Score cache: {rejected}")
     INTERRUPTS.check()
-    state = study.fit(run, state)
-    INTERRUPTS.check()
-    state = study.tables(run, state)
+    damaged_fits = len(fit_cache.rejected)
+    # R fits in a clean process: the same numbers whichever way the scores arrived
+    with clean_fits():
+        state = study.fit(run, state)
+        INTERRUPTS.check()
+        state = study.tables(run, state)
     INTERRUPTS.check()
     for note in reused_fits_note(run.fits):
         run.note(note)
+    damaged = fit_cache.rejected_note(since=damaged_fits)
+    if damaged:
+        run.note(damaged)
     not_stored = fit_cache_store_failures(since=stores_before)
     if not_stored:
         run.say(f"note: {not_stored}")

@@ -8,8 +8,12 @@ the very same fit is asked for again.
 
 The key is a sha256 digest of everything the numbers depend on:
 - the fitting function (module and name), the formula and every option
-  (backend, family, draws, tune, chains, seed, sampler, priors, ...);
-- the data: column names, dtypes and every value (pandas' row hashes);
+  (backend, family, draws, tune, chains, seed, sampler, priors, contrasts,
+  ...), a matrix or frame given as an option hashed in full (`canonical`);
+- the data: column names, dtypes and every value (pandas' row hashes), and
+  for a Categorical its level order, categories and `ordered` flag, which
+  decide the reference level and the terms (`dtype_record`): reordering the
+  levels refits;
 - the source of every gbstats module (any edit to gbstats refits);
 - the installed versions of the Python packages that fit (numpy, pandas,
   scipy, statsmodels, pymc, bambi, pytensor, nutpie, arviz, pymer4, rpy2) and
@@ -21,8 +25,12 @@ What is stored is the FitResult without `idata` (the ArviZ posterior): the
 coefs, variance components, fit statistics and warnings. A caller that needs
 the draws passes `use_cache=False`. Entries live in `<cache dir>/fits/`
 (the score cache's folder, `gbstats.config.resolve_cache_dir`), one pickle
-per fit, written atomically. Setting GBSTATS_NO_FIT_CACHE=1 turns the cache
-off everywhere (benchmarks use it to time the fits themselves).
+per fit, written atomically. Each entry carries a sha256 checksum of its
+content and the key it was stored under, verified before it is unpickled: a
+damaged entry (a flipped bit, a truncated write, a file copied over another)
+is refitted and counted (`rejected`, `rejected_note`; a study's report notes
+it), never loaded. Setting GBSTATS_NO_FIT_CACHE=1 turns the cache off
+everywhere (benchmarks use it to time the fits themselves).
 """
 from __future__ import annotations
 
@@ -34,6 +42,7 @@ import json
 import os
 import pickle
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -47,8 +56,8 @@ FIT_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "pymc", "bambi", "pyt
                 "arviz", "pymer4", "rpy2")
 R_PACKAGES = ("lme4", "lmerTest", "Matrix")
 R_LIBRARIES = ("/usr/lib/R/site-library", "/usr/lib/R/library", "/usr/local/lib/R/site-library")
-# Bump when the stored shape changes.
-FORMAT_VERSION = 1
+# Bump when the stored shape or the key changes (2: checksummed entries, level order keyed).
+FORMAT_VERSION = 2
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,16 +90,68 @@ def r_package_version(name: str) -> str | None:
     return None
 
 
+def dtype_record(dtype) -> list:
+    """Everything a column's dtype says that changes the design matrix.
+
+    A Categorical's name is only "category", but its level order decides the
+    reference level (treatment coding drops the first level) and the order of
+    the terms, its `ordered` flag R's default contrasts (contr.poly), and its
+    categories the levels a factor has even where no row uses them. All of them
+    are recorded; other dtypes are named in full (e.g. datetime64[ns, UTC]).
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = dtype.categories
+        return ["category", bool(dtype.ordered), str(categories.dtype),
+                [repr(c) for c in categories]]
+    return [str(dtype)]
+
+
 def data_fingerprint(data: pd.DataFrame) -> str:
-    """Digest of a frame's column names, dtypes, index and values."""
+    """Digest of a frame's column names, dtypes (level order included), index and values."""
     digest = hashlib.sha256()
-    digest.update(json.dumps([[str(c), str(t)] for c, t in data.dtypes.items()]).encode())
+    digest.update(json.dumps({
+        "columns": [[repr(c), dtype_record(t)] for c, t in data.dtypes.items()],
+        "index": [repr(list(data.index.names)), dtype_record(data.index.dtype)],
+    }).encode())
     digest.update(pd.util.hash_pandas_object(data, index=True).to_numpy().tobytes())
     return digest.hexdigest()
 
 
+def canonical(value):
+    """A JSON-able stand-in for an option that holds every number of it.
+
+    `repr` abbreviates a large array or frame ("..."), so two contrast matrices
+    that differ inside the elided part would share a key; frames, series and
+    arrays are fingerprinted in full instead (dtypes and level order included).
+    """
+    import numpy as np
+
+    if isinstance(value, pd.DataFrame):
+        return {"frame": data_fingerprint(value)}
+    if isinstance(value, pd.Series):
+        return {"series": data_fingerprint(value.to_frame())}
+    if isinstance(value, pd.Index):
+        return {"index": data_fingerprint(pd.DataFrame(index=value))}
+    if isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        body = (hashlib.sha256(array.tobytes()).hexdigest() if array.dtype != object
+                else [canonical(v) for v in array.ravel().tolist()])
+        return {"array": [str(array.dtype), list(array.shape), body]}
+    if isinstance(value, dict) or hasattr(value, "items") and callable(value.items):
+        return {"mapping": sorted([repr(k), canonical(v)] for k, v in value.items())}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return repr(value)  # full precision, and nan / inf as JSON cannot
+    if isinstance(value, np.generic):
+        return canonical(value.item())
+    return repr(value)
+
+
 def fit_key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> str:
-    return call_key(fit, {"formula": formula, "options": options,
+    return call_key(fit, {"formula": formula, "options": canonical(options),
                           "data": data_fingerprint(data)})
 
 
@@ -106,26 +167,82 @@ def cache_is_off(use_cache: bool) -> bool:
     return not use_cache or os.environ.get(ENV_OFF, "").lower() in {"1", "true", "yes"}
 
 
-def _load(path: Path):
-    """The stored object, or None when absent or damaged (then recomputed and overwritten)."""
-    if not path.exists():
-        return None
-    try:
-        return pickle.loads(path.read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-        return None
+# A stored entry is MAGIC, then "<format> <key> <sha256 of the payload>\n", then the payload
+# (a pickle). The checksum is verified before the payload is unpickled: a flipped bit,
+# a truncated write or a file copied over another key's is a miss (refitted, and noted),
+# never an object built from damaged bytes.
+MAGIC = b"gbstats fit cache\n"
 
 
-def _store(path: Path, value) -> None:
-    """Write atomically; a value that cannot be pickled is simply not reused next time."""
+@dataclass
+class Rejected:
+    path: Path
+    reason: str
+
+
+# Entries of this process that were found damaged and recomputed (rejected_note reads them).
+rejected: list[Rejected] = []
+
+
+def _encode(key: str, value) -> bytes | None:
     try:
-        stored = pickle.dumps(value)
+        payload = pickle.dumps(value)
     except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+    digest = hashlib.sha256(payload).hexdigest()
+    return MAGIC + f"{FORMAT_VERSION} {key} {digest}\n".encode() + payload
+
+
+def _load(path: Path, key: str):
+    """The stored object, or None when absent or damaged (then recomputed and overwritten;
+    a damaged entry is listed in `rejected`)."""
+    try:
+        stored = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        rejected.append(Rejected(path, f"unreadable ({exc.strerror or exc})"))
+        return None
+    if not stored.startswith(MAGIC):
+        rejected.append(Rejected(path, "not a gbstats fit-cache entry (or written by an older "
+                                       "gbstats, without a checksum)"))
+        return None
+    header, _, payload = stored[len(MAGIC):].partition(b"\n")
+    parts = header.decode("ascii", "replace").split(" ")
+    if len(parts) != 3 or parts[0] != str(FORMAT_VERSION) or parts[1] != key:
+        rejected.append(Rejected(path, "its header does not name this fit"))
+        return None
+    if hashlib.sha256(payload).hexdigest() != parts[2]:
+        rejected.append(Rejected(path, "its checksum does not match its content"))
+        return None
+    try:
+        return pickle.loads(payload)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError,
+            ValueError) as exc:  # verified bytes that no longer unpickle (a class moved)
+        rejected.append(Rejected(path, f"it no longer loads ({type(exc).__name__})"))
+        return None
+
+
+def _store(path: Path, key: str, value) -> None:
+    """Write atomically; a value that cannot be pickled is simply not reused next time."""
+    stored = _encode(key, value)
+    if stored is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.partial")
     partial.write_bytes(stored)
     os.replace(partial, path)
+
+
+def rejected_note(since: int = 0) -> str | None:
+    """One sentence on the stored fits found damaged (since `len(rejected)` was `since`)."""
+    found = rejected[since:]
+    if not found:
+        return None
+    reasons = sorted({r.reason for r in found})
+    return (f"Fit cache: {len(found)} stored result(s) failed verification "
+            f"({'; '.join(reasons)}) and were recomputed, not used: "
+            f"{', '.join(r.path.name for r in found[:3])}{' ...' if len(found) > 3 else ''}")
 
 
 # Over this process: fits stored, and {folder: why} of the stores that failed (a read-only
@@ -135,14 +252,14 @@ stored_count = 0
 store_failures: dict[str, list[str]] = {}
 
 
-def _keep(path: Path, value) -> None:
+def _keep(path: Path, key: str, value) -> None:
     """`_store`, where a cache folder that cannot be written (read-only, full) costs only
     the reuse next time: the fit is returned all the same, and the failure counted."""
     global stored_count
     from gbstats.errors import place_problem
 
     try:
-        _store(path, value)
+        _store(path, key, value)
     except OSError as exc:
         why = place_problem(exc) or exc.strerror or type(exc).__name__
         store_failures.setdefault(str(path.parent), []).append(why)
@@ -181,8 +298,9 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     """
     if cache_is_off(use_cache):
         return fit(formula, data, **options)
-    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{fit_key(fit, formula, data, options)}.pickle"
-    stored = _load(path)
+    key = fit_key(fit, formula, data, options)
+    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{key}.pickle"
+    stored = _load(path, key)
     if isinstance(stored, FitResult):
         return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
                                                       "reused_from_cache": True})
@@ -193,7 +311,7 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     # therefore has handle=None, and marginal_means / compare_models /
     # random_effects on it say that they need a fresh fit (use_cache=False).
     # The posterior is kept: later steps read the draws.
-    _keep(path, dataclasses.replace(result, handle=None))
+    _keep(path, key, dataclasses.replace(result, handle=None))
     return result
 
 
@@ -209,11 +327,12 @@ def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache
     """
     if cache_is_off(use_cache):
         return func(*frames, **options), False
-    key = call_key(func, {"frames": [data_fingerprint(f) for f in frames], "options": options})
+    key = call_key(func, {"frames": [data_fingerprint(f) for f in frames],
+                          "options": canonical(options)})
     path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"call-{key}.pickle"
-    stored = _load(path)
+    stored = _load(path, key)
     if isinstance(stored, dict) and stored.get("key") == key:
         return stored["value"], True
     value = func(*frames, **options)
-    _keep(path, {"key": key, "value": value})
+    _keep(path, key, {"key": key, "value": value})
     return value, False

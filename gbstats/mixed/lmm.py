@@ -31,10 +31,12 @@ its own: `refit_simpler` does it when asked and records what it dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from gbstats.mixed.clean_process import r_fit
 from gbstats.mixed.contrasts import describe_codings, resolve_contrasts
 from gbstats.mixed.design import between_factor_terms, with_design_check
 from gbstats.errors import DataValidationError, GbstatsError
@@ -144,7 +146,7 @@ def _fit_penalised(formula: str, data: pd.DataFrame, backend: str, optimizer: st
                            "a mixed model needs at least one")
     prepared = prepare_data(parsed, data, "binomial", contrasts)
     design = between_factor_terms(parsed, data)
-    result = lme4_engine.fit_bglmer(parsed, prepared)
+    result = r_fit(lme4_engine.fit_bglmer, parsed, prepared)
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     return with_design_check(with_separation_check(result, parsed, prepared), design)
 
@@ -189,8 +191,11 @@ def _fit(formula: str, data: pd.DataFrame, family: str, backend: str,
     # before the fit, on the caller's whole frame: the factor a predictor varies between
     # is usually a column the formula does not name (gbstats.mixed.design)
     design = between_factor_terms(parsed, data)
-    result = (engine.fit(parsed, prepared, family, optimizer=optimizer) if optimizer
-              else engine.fit(parsed, prepared, family))
+    # an R fit runs in the clean process where a study asked for it (gbstats.mixed.clean_process)
+    fit = partial(r_fit, engine.fit) if engine.__name__ == "gbstats.mixed.engines.lme4" \
+        else engine.fit
+    result = (fit(parsed, prepared, family, optimizer=optimizer) if optimizer
+              else fit(parsed, prepared, family))
     result.fit_stats["contrasts"] = {v: c.to_record() for v, c in prepared.codings.items()}
     if notice:
         result.warnings.insert(0, notice)

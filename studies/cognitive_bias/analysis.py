@@ -261,14 +261,17 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
     unchanged (gbstats.mixed.fit_cache). The factor fit is always made: the marginal
     means (emmeans) need its live lme4 model, which the cache does not keep.
     """
+    from gbstats.mixed.clean_process import clean_fits
     from gbstats.mixed.fit_cache import cached_fit
     from gbstats.mixed.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
 
     cache = {"use_cache": use_cache, "cache_dir": cache_dir}
     fits = {}
     if lme4:
-        fits["lme4, alpha factor"] = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows), "lme4",
-                                                     family="binomial", optimizer=optimizer)
+        with clean_fits(False):  # in this process: marginal_means needs its live R model
+            fits["lme4, alpha factor"] = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows),
+                                                         "lme4", family="binomial",
+                                                         optimizer=optimizer)
         fits["lme4, alpha numeric"] = cached_fit(fit_frequentist, GLMM_FORMULA, rows,
                                                  backend="lme4", family="binomial",
                                                  optimizer=optimizer, **cache)

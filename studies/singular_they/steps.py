@@ -92,6 +92,11 @@ def load(run, _):
                                             keep_corrections=args.keep_corrections)
     stimuli, corrections = select_stimuli(args.stimuli, args.data_dir,
                                           as_published=as_published)
+    trimmed = stimuli.attrs.get("prefixes_trimmed", 0)
+    if trimmed:
+        run.note(f"{trimmed} prefix(es) of {args.stimuli} ended in whitespace; it was removed, "
+                 f"so each target form is scored after exactly one space (' they'), as in the "
+                 f"sentence.")
     if args.keep_corrections and args.human is not None:
         run.note("the corrected text was scored (--keep-corrections) although the ratings are "
                  "most likely of the text as published: they differ where a typo was corrected")

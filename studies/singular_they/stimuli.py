@@ -166,12 +166,43 @@ def load_stimuli(path: Path | None = None) -> pd.DataFrame:
                         allowed={"antecedent_type": list(ANTECEDENT_TYPES)},
                         unique=["item"], what="stimulus")
     df = add_design_columns(df)
+    prefixes, trimmed = [], 0
     for pos, row in enumerate(df.itertuples()):
-        if not row.sentence.startswith(row.prefix):
-            raise DataValidationError("prefix is not the start of the sentence", source=str(path),
-                                      row=pos + 2, column="prefix",
-                                      expected=f"a prefix of {row.sentence!r}", found=repr(row.prefix))
+        prefix = row.prefix.rstrip()
+        trimmed += prefix != row.prefix
+        check_target_after_prefix(row.sentence, prefix, row.target_form, source=str(path),
+                                  row=pos + 2)
+        prefixes.append(prefix)
+    df["prefix"] = prefixes
+    # read by the study, which notes how many prefixes were normalised
+    df.attrs["prefixes_trimmed"] = trimmed
     return df
+
+
+def check_target_after_prefix(sentence: str, prefix: str, target: str, *, source: str,
+                              row: int) -> None:
+    """The sentence must be the prefix, one space, the target form as a whole word, then the
+    rest: what the model scores is " " + target after the prefix (causal LMs) or the target in
+    a slot cut out of the sentence at that place (masked LMs). A sentence without its target
+    form there would be cut in the wrong place (the masked frame became "[BLANK]would",
+    issue 33), so it is an error naming the row.
+    """
+    if not sentence.startswith(prefix):
+        raise DataValidationError("prefix is not the start of the sentence", source=source,
+                                  row=row, column="prefix",
+                                  expected=f"a prefix of {sentence!r}", found=repr(prefix))
+    if re.search(rf"(?<!\w){re.escape(target)}(?!\w)", sentence) is None:
+        raise DataValidationError(
+            f"the sentence does not contain its target form {target!r}", source=source,
+            row=row, column="sentence",
+            expected=f"the word {target!r} right after the prefix {prefix!r}",
+            found=repr(sentence))
+    after = sentence[len(prefix):]
+    if not re.match(rf" {re.escape(target)}(?!\w)", after):
+        raise DataValidationError(
+            f"the target form {target!r} does not follow the prefix", source=source, row=row,
+            column="prefix", expected=f"the sentence to continue the prefix with one space and "
+            f"{target!r}", found=f"prefix {prefix!r} followed by {after[:30]!r}")
 
 
 def camilliere_item_id(cond: str, itm: int) -> str:

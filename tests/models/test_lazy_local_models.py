@@ -47,7 +47,8 @@ def test_a_cached_run_with_a_local_model_loads_nothing(tiny_gpt2_dir, tmp_path):
     clear_loaded_models()  # a fresh handle, not the session fixture's (which has loaded both)
     lm = load_scorer(str(tiny_gpt2_dir))
     assert not lm.tokenizer_loaded and not lm.weights_loaded  # nothing until it is needed
-    assert (lm.kind, lm.model_type, lm.revision) == ("causal", "gpt2", "local")
+    assert (lm.kind, lm.model_type) == ("causal", "gpt2")
+    assert lm.revision == f"local-sha256:{lm.fingerprint[:16]}"  # the folder's content digest
     fresh = score_sentences_in_process(lm, cache)
 
     cached = _child(cache, tiny_gpt2_dir, TEXTS)

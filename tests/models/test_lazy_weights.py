@@ -22,7 +22,8 @@ def test_cached_scores_need_no_weights_and_a_miss_loads_them(smollm, tmp_path):
     # a second handle on the same model that has not loaded its weights yet
     lazy = LanguageModel(smollm.name, smollm.model_id, smollm.revision, smollm.kind, None,
                          smollm.tokenizer, smollm.device, smollm.dtype,
-                         load_weights=lambda: smollm.model, model_type=smollm.model_type)
+                         load_weights=lambda: smollm.model, model_type=smollm.model_type,
+                         fingerprint=smollm.fingerprint)  # the GGUF file's digest: the same key
     cached = score_continuations(PREFIXES, TARGETS, lm=lazy, cache_dir=cache)
     assert not lazy.weights_loaded
     assert cached["logprob"].tolist() == fresh["logprob"].tolist()

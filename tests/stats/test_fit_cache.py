@@ -131,3 +131,130 @@ def test_cached_call_recomputes_when_anything_changes(tmp_path, change, monkeypa
     value, reused = cached_call(_bootstrap_means, data, cache_dir=tmp_path, **options)
     assert reused is False
     pd.testing.assert_frame_equal(value, _bootstrap_means(data, **options))
+
+
+# --- issue 33: the key holds the design matrix's meaning; entries are checksummed ----------
+
+def _categorical(levels) -> pd.DataFrame:
+    data = _data()
+    return data.assign(x=pd.Categorical(data["x"], categories=levels))
+
+
+def test_reordering_a_categorical_s_levels_refits_through_fit_with_twin(tmp_path):
+    """The reference level is the first category: the same values with another level order
+    are another model (other terms), so the stored fit must not answer for it."""
+    from gbstats.mixed.fitting import fit_with_twin
+
+    def fit(levels):
+        return fit_with_twin(FORMULA, _categorical(levels), backends=["statsmodels"],
+                             bayes=False, use_cache=True, cache_dir=tmp_path)["statsmodels"]
+
+    first = fit(["a", "b", "c"])
+    other = fit(["c", "a", "b"])
+    assert other.fit_stats["reused_from_cache"] is False
+    assert set(first.coefs["term"]) == {"(Intercept)", "xb", "xc"}
+    assert set(other.coefs["term"]) == {"(Intercept)", "xa", "xb"}
+    direct = fit_lmm(FORMULA, _categorical(["c", "a", "b"]), backend="statsmodels")
+    pd.testing.assert_frame_equal(other.coefs, direct.coefs)
+    # the reparametrisation identity: b - c under reference c equals b - c under reference a
+    by_term = lambda fit: fit.coefs.set_index("term")["estimate"]  # noqa: E731
+    assert by_term(other)["xb"] == pytest.approx(by_term(first)["xb"] - by_term(first)["xc"],
+                                                 abs=1e-6)
+    assert fit(["a", "b", "c"]).fit_stats["reused_from_cache"] is True
+
+
+@pytest.mark.parametrize("change", ["ordered flag", "unused category", "category dtype"])
+def test_other_dtype_metadata_of_a_categorical_changes_the_key(change):
+    from gbstats.mixed.fit_cache import data_fingerprint
+
+    base = _categorical(["a", "b", "c"])
+    if change == "ordered flag":
+        other = base.assign(x=base["x"].cat.as_ordered())
+    elif change == "unused category":
+        other = base.assign(x=base["x"].cat.add_categories(["d"]))
+    else:
+        other = base.assign(g=pd.Categorical(base["g"]))
+    assert data_fingerprint(other) != data_fingerprint(base)
+    assert data_fingerprint(base.copy()) == data_fingerprint(base)
+
+
+def test_a_contrast_matrix_is_keyed_by_every_number_not_by_its_abbreviated_repr():
+    """numpy abbreviates the repr of a large array ("..."): two matrices that differ only
+    inside the elided part must still give two keys."""
+    from gbstats.mixed.fit_cache import canonical
+
+    big = np.zeros((40, 39))
+    changed = big.copy()
+    changed[20, 20] = 1.0
+    assert repr(big) == repr(changed)  # what the old key used
+    assert canonical({"x": big}) != canonical({"x": changed})
+    assert canonical({"x": big}) == canonical({"x": big.copy()})
+    frame = pd.DataFrame(big)
+    assert canonical({"x": frame}) != canonical({"x": pd.DataFrame(changed)})
+
+
+def _alignment_panel():
+    from pathlib import Path
+
+    ref = Path(__file__).resolve().parents[1] / "reference" / "alignment_panel.csv"
+    data = pd.read_csv(ref)
+    return (data[["item", "score"]].drop_duplicates().reset_index(drop=True),
+            data[["participant", "group", "item", "rating"]])
+
+
+@pytest.mark.needs_r
+def test_fit_alignment_lmm_group_order_refits_with_the_other_reference(tmp_path):
+    """The public entry of issue 33, case 3: group_order changes the reference group.
+    Reference (hand-derived): the two fits are reparametrisations of one model, so with
+    gamma as the reference the score_z:group[alpha] difference is minus the alpha-reference
+    fit's score_z:group[gamma]."""
+    from gbstats.alignment.mixed_model import fit_alignment_lmm
+
+    scores, trials = _alignment_panel()
+
+    def fit(order):
+        table, fits = fit_alignment_lmm(scores, trials, group="group", score="score",
+                                        group_order=order, use_cache=True, cache_dir=tmp_path)
+        return table.set_index("term")["estimate"], fits["lme4"]
+
+    alpha_first, fit_a = fit(["alpha", "beta", "gamma"])
+    gamma_first, fit_g = fit(["gamma", "alpha", "beta"])
+    assert fit_g.fit_stats["reused_from_cache"] is False
+    assert "score_z:group[gamma]" in alpha_first and "score_z:group[alpha]" in gamma_first
+    assert "score_z:group[gamma]" not in gamma_first
+    assert gamma_first["score_z:group[alpha]"] == pytest.approx(
+        -alpha_first["score_z:group[gamma]"], rel=1e-3, abs=1e-6)
+    assert fit(["alpha", "beta", "gamma"])[1].fit_stats["reused_from_cache"] is True
+
+
+def test_a_flipped_bit_in_a_stored_fit_is_detected_and_refitted(tmp_path):
+    from gbstats.mixed import fit_cache
+
+    data = _data()
+    first = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    (entry,) = (tmp_path / "fits").glob("*.pickle")
+    stored = bytearray(entry.read_bytes())
+    stored[-40] ^= 0x01  # one bit inside the pickled tables
+    entry.write_bytes(bytes(stored))
+    before = len(fit_cache.rejected)
+    refit = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert refit.fit_stats["reused_from_cache"] is False
+    pd.testing.assert_frame_equal(refit.coefs, first.coefs)
+    note = fit_cache.rejected_note(since=before)
+    assert note is not None and "checksum" in note and entry.name in note
+    # the refit was stored again, verified: the next call reuses it
+    assert cached_fit(fit_lmm, FORMULA, data, backend="statsmodels",
+                      cache_dir=tmp_path).fit_stats["reused_from_cache"] is True
+    assert fit_cache.rejected_note(since=len(fit_cache.rejected)) is None
+
+
+def test_an_entry_copied_over_another_fit_s_key_is_not_loaded(tmp_path):
+    """A valid entry under the wrong name (copied, renamed) fails its header check."""
+    data = _data()
+    cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    cached_fit(fit_lmm, "y ~ 1 + (1|g)", data, backend="statsmodels", cache_dir=tmp_path)
+    first, second = sorted((tmp_path / "fits").glob("*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+    first.write_bytes(second.read_bytes())
+    refit = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert refit.fit_stats["reused_from_cache"] is False
+    assert set(refit.coefs["term"]) == {"(Intercept)", "xb", "xc"}

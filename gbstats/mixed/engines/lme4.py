@@ -93,7 +93,7 @@ def _importr_lazily(original):
 
 
 @functools.lru_cache(maxsize=1)
-def _lmer_class():
+def lmer_class():
     """pymer4's Lmer, imported once with `lazy_importr` in place of rpy2's importr."""
     require()
     import sys
@@ -120,7 +120,7 @@ def fit(parsed: ParsedFormula, prepared, family: str, optimizer: str | None = No
     `optimizer` becomes lme4's ``(g)lmerControl(optimizer=...)``; None keeps
     lme4's default.
     """
-    Lmer = _lmer_class()
+    Lmer = lmer_class()
     from rpy2.rinterface_lib.embedded import RRuntimeError
 
     # R sees safe aliases for names it would mangle (defect 9); every table comes back
