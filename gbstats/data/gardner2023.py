@@ -533,6 +533,8 @@ def reconcile_with_lists(intros: pd.DataFrame, lists: pd.DataFrame) -> pd.DataFr
     for column in ("Name", "Pronoun", "Pet"):
         out[column] = np.where(same, merged[column], merged[f"{column}_xlsx"])
     out["job_phrase"] = np.where(same, merged["job_phrase"], parsed.map(lambda p: p["job"]))
+    out["name_in_second_sentence"] = np.where(same, merged["name_in_second_sentence"],
+                                              parsed.map(lambda p: p["name2"]))
     out["introduction"] = np.where(same, merged["introduction_shown"], merged["Text"])
     out["introduction_source"] = np.where(same, "docx", "characters.xlsx")
     return out.drop(columns=["Name_xlsx", "Pronoun_xlsx", "Pet_xlsx", "Text"])

@@ -38,6 +38,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+# the Bayesian twin needs formula-safe contrast names ("they vs he+she" -> "they_vs_he_she");
+# name_gender's helpers rename them and map the twin's terms back
+from studies.name_gender.human import bambi_safe, rename_terms  # noqa: F401 (used by steps)
+
 PRONOUN_LEVELS = ["he/him", "she/her", "they/them"]
 
 # the authors' contrast columns, per experiment
