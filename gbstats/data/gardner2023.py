@@ -347,8 +347,8 @@ def _block(blocks: dict, name: str, path: Path) -> list[str]:
     return blocks[name]
 
 
-QID = re.compile(r"^(\S*) (.*)$", re.S)
-CHOICE = re.compile(r"^(.*?)\s+\((\d+)\)\s*$", re.S)
+QID = re.compile(r"^(\S*) (.*)$", re.DOTALL)
+CHOICE = re.compile(r"^(.*?)\s+\((\d+)\)\s*$", re.DOTALL)
 INTRO = re.compile(r"^(?:This is )?(?P<name>[A-Z][a-z]+)(?:, who)? uses (?P<pronoun>he/him|she/her|"
                    r"they/them) pronouns\. (?P<name2>[A-Z][a-z]+) works (?P<job>(?:as an? |in ).+?)"
                    r" and has a (?P<pet>cat|dog|fish)\.$")
@@ -564,7 +564,7 @@ class _TextParser(HTMLParser):
     """Visible text of an HTML snippet: one entry per block element (h1-h6, p, address,
     li, div), <br> as a line break, entities decoded."""
 
-    BLOCKS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "address", "li", "div"}
+    BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "address", "li", "div"})
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
@@ -656,7 +656,7 @@ def read_main_js(folder: Path) -> tuple[list[str], pd.DataFrame]:
     and the production trial's fixed instruction line."""
     path = Path(folder) / EXP2_FOLDER / "main.js"
     source = path.read_text(encoding="utf-8")
-    seq = re.search(r"Sequence\((.*?)\)\s*\n\s*\n", source, re.S)
+    seq = re.search(r"Sequence\((.*?)\)\s*\n\s*\n", source, re.DOTALL)
     if seq is None:
         raise DataValidationError("no Sequence(...) found", source=str(path),
                                   expected="PennController's Sequence(...) call")
@@ -665,7 +665,7 @@ def read_main_js(folder: Path) -> tuple[list[str], pd.DataFrame]:
     texts = []
     for label, literal in re.findall(
             r'newTrial\("((?:intro|instructions_[a-z]+))",\s*newText\("[^"]*",\s*"((?:[^"\\]|\\.)*)"',
-            source, re.S):
+            source, re.DOTALL):
         shown = " ".join(html_blocks(js_string(literal)))
         texts.append({"part": label, "text": shown})
     production = re.search(r'newText\("instruction",\s*"((?:[^"\\]|\\.)*)"\)', source)

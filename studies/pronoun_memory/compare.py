@@ -35,8 +35,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import logit
 
-from studies.cognitive_bias.uncertainty import (bootstrap_draws, percentile_interval,
-                                                percentile_p_value)
+from studies.cognitive_bias.uncertainty import (
+    bootstrap_draws,
+    percentile_interval,
+    percentile_p_value,
+)
 
 PRONOUNS = ("he/him", "she/her", "they/them")
 TASKS = ("memory", "production")
@@ -53,8 +56,8 @@ def people_long(tables: dict, log=None) -> pd.DataFrame:
         t = tables[f"exp{experiment}"]
         base = pd.DataFrame({"experiment": experiment, "participant": t["participant"],
                              "List": t["List"], "Name": t["Name"], "Pronoun": t["Pronoun"],
-                             "PSA": t["PSA"] if "PSA" in t else np.nan,
-                             "Biographies": t["Biographies"] if "Biographies" in t else np.nan,
+                             "PSA": t.get("PSA", np.nan),
+                             "Biographies": t.get("Biographies", np.nan),
                              "gender": t["SubjGender"]})
         parts.append(base.assign(task="memory", accuracy=t["M_Acc"].to_numpy(), produced=""))
         production = base.assign(task="production", accuracy=t["P_Acc"].to_numpy(),
@@ -117,7 +120,7 @@ def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
 
 def _gap(acc: dict, task: str, where: dict | None = None) -> float:
     where = where or {}
-    key = lambda p: (task, p, *sorted(where.items()))  # noqa: E731
+    key = lambda p: (task, p, *sorted(where.items()))
     lo = {p: logit(np.clip(acc[key(p)], 1e-6, 1 - 1e-6)) for p in PRONOUNS}
     return float((lo["he/him"] + lo["she/her"]) / 2 - lo["they/them"])
 
@@ -210,7 +213,7 @@ def compare(people: pd.DataFrame, model: pd.DataFrame, *, n_boot: int = N_BOOT,
                    "difference_high": high[2 * n + i], "p_value": p[2 * n + i]}
             if kind == "cell":
                 cell = {"task": label[0], "pronoun": label[1], **dict(label[2:])}
-                cell_rows.append({**{"experiment": experiment}, **cell, **row,
+                cell_rows.append({"experiment": experiment, **cell, **row,
                                   **counts.get(label, {})})
             else:
                 task, what, where = label
@@ -296,7 +299,7 @@ def people_cells(people: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -
         masks = [((part["task"] == t) & (part["Pronoun"] == p)).to_numpy() for t, p in keys]
         acc = part["accuracy"].to_numpy(dtype=float)
 
-        def statistic(counts):
+        def statistic(counts, p_part=p_part, p_name=p_name, acc=acc, masks=masks):
             w = counts[0][p_part] * counts[1][p_name]
             return np.array([_weighted_mean(acc[m], w[m]) for m in masks])
 

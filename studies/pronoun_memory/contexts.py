@@ -27,7 +27,7 @@ questions are not in the published materials (main.js reads a math.csv that
 the repository does not hold), so its math part is main.js's instruction
 followed by Exp 1A's math questions (`exp1a_texts`), which the same lab used.
 
-Distractors (as in RUFF): on Exp 1A and 1B's lists, each character is also
+Distractors (as in RUFF): on Exp 1A's lists, each character is also
 asked about with 1, 4 or 12 characters in context, with and without the math
 text as a filler between the introductions and the questions. n = 12 is the
 list as people read it; n = 4 splits each list into three mixed quartets
@@ -196,17 +196,24 @@ def build_prompts(tables: dict, experiment: str, characters: pd.DataFrame, *,
     return pd.DataFrame(rows)
 
 
-def all_prompts(tables: dict, seed: int, *, distractors: bool = True) -> pd.DataFrame:
+EXPERIMENTS = ("1a", "1b", "2")
+SWEEP_EXPERIMENT = "1a"
+
+
+def all_prompts(tables: dict, seed: int, *, distractors: bool = True,
+                experiments=EXPERIMENTS) -> pd.DataFrame:
     """Every prompt of the run: the faithful condition for each experiment, plus the
-    distractor sweep (n = 1, 4, 12 x with and without filler) on Exp 1A and 1B."""
+    distractor sweep (n = 1, 4, 12 x with and without filler) on Exp 1A's lists."""
     parts = []
-    for experiment in ("1a", "1b"):
+    for experiment in [e for e in ("1a", "1b") if e in experiments]:
         characters = exp1_characters(tables, experiment)
-        conditions = [(n, f) for n in N_CHARACTERS for f in (True, False)] if distractors \
+        sweep = distractors and experiment == SWEEP_EXPERIMENT
+        conditions = [(n, f) for n in N_CHARACTERS for f in (True, False)] if sweep \
             else [(12, True)]
         for n, f in conditions:
             parts.append(build_prompts(tables, experiment, characters, n_characters=n, filler=f))
-    parts.append(build_prompts(tables, "2", exp2_characters(tables, seed)))
+    if "2" in experiments:
+        parts.append(build_prompts(tables, "2", exp2_characters(tables, seed)))
     out = pd.concat(parts, ignore_index=True)
     out["faithful"] = (out["n_characters"] == 12) & out["filler"]
     out.insert(0, "prompt_id", [f"{c}|{n}" for c, n in zip(out["context_id"], out["Name"])])

@@ -166,7 +166,12 @@ def fit_glm(spec: HumanModel, rows: pd.DataFrame, contrasts: dict):
     import statsmodels.api as sm
 
     from gbstats.mixed.contrasts import resolve_contrasts
-    from gbstats.mixed.formula import factor_levels_for, model_matrix, parse_formula, r_term_names
+    from gbstats.mixed.formula import (
+        factor_levels_for,
+        model_matrix,
+        parse_formula,
+        r_term_names,
+    )
     from gbstats.mixed.results import FitResult, wald_table
 
     parsed = parse_formula(spec.formula)

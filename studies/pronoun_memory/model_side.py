@@ -30,6 +30,7 @@ import pandas as pd
 
 from studies.pronoun_memory.contexts import NEXT_WORDS, OPTIONS, SLOT
 
+
 def continuation_units(prompts: pd.DataFrame) -> pd.DataFrame:
     """One row per prompt x task x option: the prefix (all that is read before it) and
     the continuation scored. Memory: the frame up to its slot, then " he/him" etc.

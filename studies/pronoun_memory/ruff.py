@@ -32,9 +32,9 @@ RUFF_DISTRACTORS = list(range(6))
 def ruff_sample_fidelity(lm, *, per_seed: int, seed: int, data_dir, cache: dict,
                          log) -> pd.DataFrame:
     """they-fidelity per number of distractors from pronoun_fidelity's code on a sample."""
+    from gbstats.data.registry import load_dataset
     from studies.pronoun_fidelity import analysis as A
     from studies.pronoun_fidelity.steps import draw_samples
-    from gbstats.data.registry import load_dataset
 
     loaded = load_dataset("ruff2024", data_dir)
     samples = draw_samples(loaded.tables["task"], loaded.tables["context"], RUFF_DISTRACTORS,
@@ -52,17 +52,24 @@ def ruff_sample_fidelity(lm, *, per_seed: int, seed: int, data_dir, cache: dict,
         ["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances", "chance", "source"]]
 
 
-def ruff_results_fidelity(path: Path, model: str) -> pd.DataFrame:
-    """The they rows of a pronoun_fidelity results.json's accuracy table, for `model`."""
+def ruff_accuracy_table(path: Path) -> pd.DataFrame:
+    """The accuracy table of a pronoun_fidelity results.json."""
     path = Path(path)
     try:
-        tables = json.loads(path.read_text())["tables"]
-        accuracy = pd.DataFrame(tables["accuracy"])
-    except (OSError, ValueError, KeyError) as exc:
+        accuracy = pd.DataFrame(json.loads(path.read_text())["tables"]["accuracy"])
+        accuracy[["model", "grouping", "level", "n_distractors", "mean"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DataValidationError("cannot read pronoun_fidelity's accuracy table",
                                   source=str(path), expected="results.json of "
                                   "`python -m studies.pronoun_fidelity` (tables.accuracy)",
-                                  found=str(exc)) from None
+                                  found=f"{type(exc).__name__}: {exc}") from None
+    return accuracy
+
+
+def ruff_results_fidelity(path: Path, model: str) -> pd.DataFrame:
+    """The they rows of a pronoun_fidelity results.json's accuracy table, for `model`."""
+    path = Path(path)
+    accuracy = ruff_accuracy_table(path)
     rows = accuracy[(accuracy["grouping"] == "pronoun_set") & (accuracy["level"] == "they")
                     & (accuracy["model"] == model)]
     if rows.empty:

@@ -43,7 +43,12 @@ def score(run, state):
         run.note("--model none: the human side only (no scoring, no model-vs-people "
                  "comparison, no distractors).")
         return {**state, "scored": None}
-    prompts = C.all_prompts(tables, run.seed, distractors=not run.args.no_distractors)
+    experiments = run.args.experiments
+    sweep = not run.args.no_distractors and C.SWEEP_EXPERIMENT in experiments
+    if list(experiments) != list(C.EXPERIMENTS):
+        run.note(f"--experiments {','.join(experiments)}: the model reads only these "
+                 "experiments' materials (the authors' models are fitted on all three).")
+    prompts = C.all_prompts(tables, run.seed, distractors=sweep, experiments=experiments)
     lm = run.model()
     run.say(f"scoring {len(prompts)} prompts x (3 memory options + 3 next words) with {lm.name}: "
             f"{prompts['context_id'].nunique()} shared contexts")
@@ -55,7 +60,7 @@ def score(run, state):
     if run.args.ruff_results:
         ruff = R.ruff_results_fidelity(run.args.ruff_results, lm.name)
         run.add_data_files([run.args.ruff_results])
-    elif run.args.ruff_per_seed and not run.args.no_distractors:
+    elif run.args.ruff_per_seed and sweep:
         run.say(f"pronoun_fidelity's RUFF they-fidelity on a sample ({run.args.ruff_per_seed} "
                 "per seed and number of distractors)")
         ruff = R.ruff_sample_fidelity(lm, per_seed=run.args.ruff_per_seed, seed=run.seed,
@@ -78,7 +83,8 @@ def fit(run, state):
                       f"{st['min_se_ratio_to_glm']:.3f} x those of the same fixed part without "
                       "random effects: the Hessian they come from is broken. Read its point "
                       "estimates only."])
-    if run.bayes:
+    if run.bayes and run.args.human_twins:
+        run.say("Bayesian twins of the six main models (bambi/PyMC; minutes each)")
         for spec in (s for s in H.HUMAN_MODELS if s.twin):
             rows, contrasts = H.model_rows(spec, tables[f"exp{spec.experiment}"])
             safe, back = H.bambi_safe(contrasts)
@@ -86,7 +92,9 @@ def fit(run, state):
                            backends=[], twin=True, contrasts=safe, loo=False)
             human[spec.key]["pymc"] = H.rename_terms(twin["pymc"], back)
     else:
-        run.note("Bayesian twins skipped (--no-bayes).")
+        run.note("The Bayesian twins of the six main models are opt-in (--human-twins; "
+                 "minutes each on 2 cores; refitted until R-hat <= 1.01, ESS >= 400 and no "
+                 "divergences, up to 4x --draws).")
     return {**state, "human": human, "status": status}
 
 
@@ -109,13 +117,14 @@ def tables(run, state):
     out["model_vs_people"] = cells
     out["contrasts"] = contrasts
     out["verdicts"] = K.verdicts(cells, contrasts)
-    if not run.args.no_distractors:
+    if (scored["n_characters"] != 12).any():
         out["distractors"] = R.distractor_table(scored)
     if state.get("ruff") is not None:
         out["ruff"] = state["ruff"]
-    run.say("which participants does the model resemble (Exp 2, participant gender)")
-    out.update(K.gender_alignment(people, model, run.log, n_boot=run.args.n_boot,
-                                  seed=run.seed))
+    if "2" in run.args.experiments:
+        run.say("which participants does the model resemble (Exp 2, participant gender)")
+        out.update(K.gender_alignment(people, model, run.log, n_boot=run.args.n_boot,
+                                      seed=run.seed))
     return out
 
 

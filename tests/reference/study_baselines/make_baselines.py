@@ -14,7 +14,8 @@ acceptance counts, and its paper-scale table is Watson et al.'s
 23-27, singular_they was remade once more (issue 25's Fisher-z corrected-r and
 centred raw-r intervals, the corrected comparison table) and pronoun_fidelity too
 (issue 25: bglmer's penalised GLMM leads its glmm and distractor_effects tables,
-glmer beside it); name_gender was added (issue 23, part B). Each study runs
+glmer beside it); name_gender was added (issue 23, part B); pronoun_memory was added
+(issue 30), with the embedded model on Exp 1A's lists. Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
@@ -45,6 +46,9 @@ RUNS: dict[str, list[str]] = {
     "winopron": ["--limit", "2"],
     "genda_lens": ["--limit", "5", "--n-boot", "200"],
     "name_gender": ["--model", "none", "--no-bayes"],
+    # the model reads Exp 1A's three lists only (faithful condition), 200 bootstrap replicates
+    "pronoun_memory": ["--experiments", "1a", "--no-distractors", "--ruff-per-seed", "0",
+                       "--no-bayes", "--n-boot", "200"],
 }
 
 

@@ -1,0 +1,199 @@
+"""studies.pronoun_memory: what the shared contexts cost, before and after token trees.
+
+    .venv/bin/python benchmarks/pronoun_memory.py                 # all three parts
+    .venv/bin/python benchmarks/pronoun_memory.py --parts work    # the deterministic count only
+
+Writes benchmarks/results/pronoun_memory.json.
+
+- `work` (deterministic, independent of load): every unit the study scores
+  (prompt x task x option: 6 per character asked about) tokenised with
+  smollm2-135m's tokenizer, and the token positions the engine runs and the
+  query-key pairs its attention computes, under
+    whole_texts: no sharing, each unit run whole;
+    before: models.causal at --before (one shared prefix per group, commit
+            batches of 32, memory and production in two calls: what the study
+            would have paid before this branch);
+    after: this checkout (each group a token tree, groups weighed by a cost
+           that counts attention, both tasks in one call, commit batches of
+           1024, as studies.pronoun_memory scores).
+  Rows per part of the design (Exp 2, Exp 1A's faithful lists, Exp 1A's
+  distractor sweep, Exp 1B) and in total.
+- `ratio`: wall time of scoring the same units (Exp 1A's faithful lists and
+  one Exp 2 PSA condition, no score cache) with the engine before and after,
+  interleaved, min of --repeats; the ratio is the comparable number on a
+  shared machine.
+- `study`: `python -m studies.pronoun_memory --no-bayes` cold (empty score and
+  fit cache, the converted model kept) and warm (everything cached), each a
+  fresh process, with the seconds of each progress line. On a loaded machine
+  these seconds are inflated; the load average is recorded before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BEFORE = "bb3c7c7"   # main before this branch
+sys.path.insert(0, str(REPO))
+
+
+def load_before(ref: str):
+    """models.causal as it was at `ref`, imported under another name (its imports of the
+    rest of models/ resolve to this checkout, which the change left alone)."""
+    source = subprocess.run(["git", "show", f"{ref}:models/causal.py"], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "causal_before.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("causal_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["causal_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def study_units():
+    from gbstats.data.registry import load_dataset
+    from studies.pronoun_memory import contexts as C
+    from studies.pronoun_memory.model_side import continuation_units
+
+    tables = load_dataset("gardner2023").tables
+    prompts = C.all_prompts(tables, 2023)
+    units = continuation_units(prompts).merge(
+        prompts[["prompt_id", "experiment", "faithful"]], on="prompt_id")
+    units["part"] = [f"Exp {e.upper()}" + ("" if e != "1a" else (" faithful" if f else " sweep"))
+                     for e, f in zip(units["experiment"], units["faithful"])]
+    return units
+
+
+def token_ids(units, tokenizer):
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    texts = [p + c for p, c in zip(units["prefix"], units["continuation"])]
+    return [[bos] + ids for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def cost(sequences, batch: int, grouping, tree: bool) -> tuple[int, int]:
+    """(token positions run, query-key pairs) for sorted sequences in commit batches."""
+    from models.causal import token_tree
+
+    sequences = sorted(sequences)
+    positions = pairs = 0
+    for start in range(0, len(sequences), batch):
+        chunk = sequences[start:start + batch]
+        groups = {}
+        for seq, (group, length) in zip(chunk, grouping(chunk)):
+            groups.setdefault((group, length), []).append(seq)
+        for (_, length), members in groups.items():
+            if tree:
+                run = len(token_tree(members)[0])
+            else:
+                run = length + sum(len(s) - length for s in members) if length else \
+                    sum(len(s) for s in members)
+            positions += run
+            pairs += run * run if (length or tree) else sum(len(s) ** 2 for s in members)
+    return positions, pairs
+
+
+def work_part(before) -> dict:
+    from models.causal import shared_prefixes
+    from models.loading import load_scorer
+
+    units = study_units()
+    tokenizer = load_scorer("smollm2-135m").tokenizer
+    units["ids"] = token_ids(units, tokenizer)
+    rows = {}
+    for part, block in list(units.groupby("part")) + [("total", units)]:
+        whole = sum(len(s) for s in block["ids"])
+        old_positions = old_pairs = 0
+        for task in ("memory", "production"):   # two calls, 32 per commit
+            p, q = cost(list(block[block["task"] == task]["ids"]), 32, before.shared_prefixes,
+                        tree=False)
+            old_positions, old_pairs = old_positions + p, old_pairs + q
+        new_positions, new_pairs = cost(list(block["ids"]), 1024, shared_prefixes, tree=True)
+        rows[part] = {"units": len(block), "whole_texts_positions": whole,
+                      "before_positions": old_positions, "after_positions": new_positions,
+                      "before_attention_pairs": old_pairs, "after_attention_pairs": new_pairs,
+                      "positions_ratio_before_over_after": old_positions / new_positions}
+    return rows
+
+
+def ratio_part(before, repeats: int) -> dict:
+    import models.causal as after
+    from models.loading import load_scorer
+
+    lm = load_scorer("smollm2-135m")
+    units = study_units()
+    subset = units[(units["part"] == "Exp 1A faithful")
+                   | ((units["experiment"] == "2") & units["prompt_id"].str.contains("both_"))]
+
+    def run(module, batch, split):
+        calls = [subset[subset["task"] == t] for t in ("memory", "production")] if split \
+            else [subset]
+        start = time.perf_counter()
+        for part in calls:
+            module.unit_logprobs(lm, list(part["prefix"]), list(part["continuation"]),
+                                 bos="prepend", batch_size=batch, cache_dir=None,
+                                 use_cache=False, progress=False)
+        return time.perf_counter() - start
+
+    times = {"before": [], "after": []}
+    for _ in range(repeats):
+        times["before"].append(run(before, 32, split=True))
+        times["after"].append(run(after, 1024, split=False))
+    return {"units": len(subset), "before_seconds": times["before"],
+            "after_seconds": times["after"],
+            "ratio_min_before_over_min_after": min(times["before"]) / min(times["after"])}
+
+
+STEP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
+
+
+def study_part() -> dict:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GBSTATS_CACHE": str(Path(tmp) / "cache")}
+        for kind in ("cold", "warm"):
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "studies.pronoun_memory", "--no-bayes",
+                                   "--out", str(Path(tmp) / "out")], cwd=REPO, env=env,
+                                  capture_output=True, text=True, check=False)
+            seconds = time.perf_counter() - start
+            steps = [(float(m.group(1)), m.group(2)) for line in proc.stderr.splitlines()
+                     for m in [STEP.match(line.strip())] if m]
+            out[kind] = {"seconds": seconds, "returncode": proc.returncode, "steps": steps}
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="work,ratio,study")
+    parser.add_argument("--before", default=BEFORE)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_memory.json"))
+    args = parser.parse_args(argv)
+    parts = args.parts.split(",")
+    before = load_before(args.before)
+    result = {"before": args.before, "machine": platform.platform(),
+              "cpu_count": os.cpu_count(), "load_before": os.getloadavg()}
+    if "work" in parts:
+        result["work"] = work_part(before)
+    if "ratio" in parts:
+        result["ratio"] = ratio_part(before, args.repeats)
+    if "study" in parts:
+        result["study"] = study_part()
+    result["load_after"] = os.getloadavg()
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
