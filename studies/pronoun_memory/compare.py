@@ -35,11 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import logit
 
-from studies.cognitive_bias.uncertainty import (
-    bootstrap_draws,
-    percentile_interval,
-    percentile_p_value,
-)
+from studies.cognitive_bias.uncertainty import (crossed_level_counts, percentile_interval,
+                                                percentile_p_value)
 
 PRONOUNS = ("he/him", "she/her", "they/them")
 TASKS = ("memory", "production")
@@ -86,6 +83,7 @@ def model_long(scored: pd.DataFrame, tables: dict) -> pd.DataFrame:
             "Name": faithful["Name"].to_numpy(), "Pronoun": faithful["Pronoun"].to_numpy(),
             "task": task, "accuracy": faithful[f"{task}_accuracy"].to_numpy(),
             "correct": faithful[f"{task}_correct"].to_numpy(),
+            "choice": faithful[f"{task}_choice"].to_numpy(),
             "pronoun_mass": faithful["pronoun_mass"].to_numpy() if task == "production"
             else np.nan}))
     out = pd.concat(rows, ignore_index=True)
@@ -113,23 +111,29 @@ def _cell_mask(frame: pd.DataFrame, cell: dict) -> np.ndarray:
     return mask
 
 
-def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
-    total = weights.sum()
-    return float(values @ weights / total) if total > 0 else np.nan
+def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted means of `values` under each row of `weights` (replicates x observations);
+    NaN where a replicate puts no weight on the observations."""
+    total = weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, weights @ values / np.where(total > 0, total, 1), np.nan)
 
 
-def _gap(acc: dict, task: str, where: dict | None = None) -> float:
+def _gap(acc: dict, task: str, where: dict | None = None) -> np.ndarray:
     where = where or {}
-    key = lambda p: (task, p, *sorted(where.items()))
-    lo = {p: logit(np.clip(acc[key(p)], 1e-6, 1 - 1e-6)) for p in PRONOUNS}
-    return float((lo["he/him"] + lo["she/her"]) / 2 - lo["they/them"])
+    lo = {p: logit(np.clip(acc[(task, p, *sorted(where.items()))], 1e-6, 1 - 1e-6))
+          for p in PRONOUNS}
+    return (lo["he/him"] + lo["she/her"]) / 2 - lo["they/them"]
 
 
 def comparison_statistic(people: pd.DataFrame, model: pd.DataFrame, experiment: str):
-    """(labels, statistic(level counts), n levels) for one experiment. Levels:
-    participants and names; the statistic gives, for each side, every cell's accuracy,
-    each task's they gap, and (Exp 2) the gap per PSA / Biographies condition and the
-    change the gendered PSA / the they biographies bring; then model - people of each."""
+    """(labels, statistic(participant counts, name counts), n levels) for one experiment.
+
+    The counts are (replicates x levels) multiplicities of the participants and the
+    names; the statistic returns (replicates x values): for each side every cell's
+    accuracy, each task's they gap and (Exp 2) the gap per PSA / Biographies condition
+    and the change the gendered PSA / the they biographies bring; then model - people
+    of each."""
     people = people[people["experiment"] == experiment].reset_index(drop=True)
     model = model[model["experiment"] == experiment].reset_index(drop=True)
     participants = pd.Index(sorted(people["participant"].unique()))
@@ -149,45 +153,56 @@ def comparison_statistic(people: pd.DataFrame, model: pd.DataFrame, experiment: 
         for factor in ("PSA", "Biographies"):
             contrast_labels += [(t, "they gap", f"{factor}={v}") for t in TASKS for v in (0, 1)]
             contrast_labels += [(t, f"gap closed by {factor}", "all") for t in TASKS]
+    pooled = {(t, p, *sorted(w.items())): _pooled_mask(p_masks, m_masks, keys, t, p, w)
+              for t in TASKS for p in PRONOUNS
+              for w in [{}] + [{f: v} for f in ("PSA", "Biographies") for v in (0, 1)]}
 
-    def side(acc_values, masks, weights) -> list[float]:
-        acc = {k: _weighted_mean(acc_values[m], weights[m]) for k, m in zip(keys, masks)}
+    def side(acc_values, masks, weights, which: int) -> list[np.ndarray]:
+        acc = {k: _weighted_mean(acc_values[m], weights[:, m]) for k, m in zip(keys, masks)}
+        pool = {k: _weighted_mean(acc_values[m[which]], weights[:, m[which]])
+                for k, m in pooled.items()}
         values = [acc[k] for k in keys]
-        contrasts = [_gap(_pooled(acc_values, masks, weights, keys, t), t) for t in TASKS]
+        contrasts = [_gap(pool, t) for t in TASKS]
         if experiment == "2":
             for factor in ("PSA", "Biographies"):
-                by = {v: {t: _gap(_pooled(acc_values, masks, weights, keys, t, {factor: v}), t,
-                                  {factor: v})
-                          for t in TASKS} for v in (0, 1)}
+                by = {v: {t: _gap(pool, t, {factor: v}) for t in TASKS} for v in (0, 1)}
                 contrasts += [by[v][t] for t in TASKS for v in (0, 1)]
                 contrasts += [by[0][t] - by[1][t] for t in TASKS]
         return values + contrasts
 
-    def statistic(counts):
-        w_people = counts[0][p_part] * counts[1][p_name]
-        w_model = counts[1][m_name].astype(float)
-        a = np.array(side(p_acc, p_masks, w_people))
-        b = np.array(side(m_acc, m_masks, w_model))
-        return np.concatenate([a, b, b - a])
+    def statistic(part_counts: np.ndarray, name_counts: np.ndarray) -> np.ndarray:
+        w_people = (part_counts[:, p_part] * name_counts[:, p_name]).astype(float)
+        w_model = name_counts[:, m_name].astype(float)
+        a = np.column_stack(side(p_acc, p_masks, w_people, 0))
+        b = np.column_stack(side(m_acc, m_masks, w_model, 1))
+        return np.hstack([a, b, b - a])
 
     labels = [("cell", k) for k in keys] + [("contrast", c) for c in contrast_labels]
     return labels, statistic, (len(participants), len(names))
 
 
-def _pooled(values, masks, weights, keys, task, where=None) -> dict:
-    """Accuracy per (task, pronoun[, factor=value]) pooling the Exp 2 cells that match."""
-    where = where or {}
-    out = {}
-    for p in PRONOUNS:
-        sel = np.zeros(len(values), dtype=bool)
-        for k, m in zip(keys, masks):
-            extra = dict(k[2:])
-            if k[0] == task and k[1] == p and (
-                    (not where and not extra) or
-                    (where and extra and all(extra.get(f) == v for f, v in where.items()))):
-                sel |= m
-        out[(task, p, *sorted(where.items()))] = _weighted_mean(values[sel], weights[sel])
-    return out
+def _pooled_mask(p_masks, m_masks, keys, task, pronoun, where) -> tuple[np.ndarray, np.ndarray]:
+    """(people's, model's) rows of (task, pronoun[, factor=value]): the Exp 2 cells that
+    match pooled; with no `where`, the cell that pools every condition."""
+    p_sel = np.zeros(len(p_masks[0]), dtype=bool)
+    m_sel = np.zeros(len(m_masks[0]), dtype=bool)
+    for k, pm, mm in zip(keys, p_masks, m_masks):
+        extra = dict(k[2:])
+        if k[0] == task and k[1] == pronoun and (
+                (not where and not extra) or
+                (where and extra and all(extra.get(f) == v for f, v in where.items()))):
+            p_sel |= pm
+            m_sel |= mm
+    return p_sel, m_sel
+
+
+def replicate_counts(n_levels, n_boot: int, seed: int) -> list[np.ndarray]:
+    """(replicates x levels) multiplicities per factor, drawn as
+    studies.cognitive_bias.uncertainty.bootstrap_draws draws them (the same generator
+    calls in the same order, so the same replicates)."""
+    rng = np.random.default_rng(seed)
+    draws = [crossed_level_counts(n_levels, rng) for _ in range(n_boot)]
+    return [np.stack([d[f] for d in draws]) for f in range(len(n_levels))]
 
 
 def compare(people: pd.DataFrame, model: pd.DataFrame, *, n_boot: int = N_BOOT,
@@ -199,8 +214,8 @@ def compare(people: pd.DataFrame, model: pd.DataFrame, *, n_boot: int = N_BOOT,
         if not (model["experiment"] == experiment).any():
             continue
         labels, statistic, n_levels = comparison_statistic(people, model, experiment)
-        point = statistic([np.ones(n, dtype=int) for n in n_levels])
-        draws = bootstrap_draws(statistic, n_levels, n_boot=n_boot, seed=seed + k)
+        point = statistic(*[np.ones((1, n), dtype=int) for n in n_levels])[0]
+        draws = statistic(*replicate_counts(n_levels, n_boot, seed + k))
         low, high = percentile_interval(draws)
         p = percentile_p_value(draws)
         n = len(labels)
@@ -252,10 +267,25 @@ def _counts(people: pd.DataFrame, model: pd.DataFrame, experiment: str) -> dict:
 # --------------------------------------------------------------------------
 # saying it plainly
 
-def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame) -> list[str]:
-    """Sentences for the report: where the model behaves unlike people (a difference
-    whose 95% interval excludes 0), read off the two tables."""
+def response_bias(model: pd.DataFrame) -> list[str]:
+    """Where the model's argmax is one option for (nearly) every character, whatever the
+    character's pronoun: a response bias, not memory or fidelity."""
     lines = []
+    for (experiment, task), part in model.groupby(["experiment", "task"], sort=False):
+        shares = part["choice"].value_counts(normalize=True)
+        if shares.iloc[0] >= 0.9:
+            lines.append(f"Exp {experiment.upper()}, {task}: the model's most probable answer is "
+                         f"{shares.index[0]} for {shares.iloc[0]:.0%} of the {len(part)} "
+                         "characters, whatever their pronoun: a response bias, so its accuracy "
+                         f"on {shares.index[0]} characters is not evidence of memory.")
+    return lines
+
+
+def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
+             model: pd.DataFrame | None = None) -> list[str]:
+    """Sentences for the report: where the model behaves unlike people (a difference
+    whose 95% interval excludes 0), read off the two tables, and any response bias."""
+    lines = response_bias(model) if model is not None else []
     overall = cells[cells["cell"] == "all"]
     for r in overall.itertuples():
         if r.pronoun != "they/them":
@@ -299,14 +329,14 @@ def people_cells(people: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -
         masks = [((part["task"] == t) & (part["Pronoun"] == p)).to_numpy() for t, p in keys]
         acc = part["accuracy"].to_numpy(dtype=float)
 
-        def statistic(counts, p_part=p_part, p_name=p_name, acc=acc, masks=masks):
-            w = counts[0][p_part] * counts[1][p_name]
-            return np.array([_weighted_mean(acc[m], w[m]) for m in masks])
+        def statistic(part_counts, name_counts, p_part=p_part, p_name=p_name, acc=acc,
+                      masks=masks):
+            w = (part_counts[:, p_part] * name_counts[:, p_name]).astype(float)
+            return np.column_stack([_weighted_mean(acc[m], w[:, m]) for m in masks])
 
         n_levels = (len(participants), len(names))
-        point = statistic([np.ones(n, dtype=int) for n in n_levels])
-        low, high = percentile_interval(bootstrap_draws(statistic, n_levels, n_boot=n_boot,
-                                                        seed=seed + k))
+        point = statistic(*[np.ones((1, n), dtype=int) for n in n_levels])[0]
+        low, high = percentile_interval(statistic(*replicate_counts(n_levels, n_boot, seed + k)))
         for i, (task, pronoun) in enumerate(keys):
             rows.append({"experiment": experiment, "task": task, "pronoun": pronoun,
                          "people": point[i], "people_low": low[i], "people_high": high[i],
@@ -321,13 +351,15 @@ GENDER_GROUPS = ("female", "male")
 
 
 def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: int = N_BOOT,
-                     seed: int = 0) -> dict:
+                     seed: int = 0, use_cache: bool = False, cache_dir=None) -> dict:
     """Exp 2, per task: the model's item accuracy (list x character) against women's and
     men's, with gbstats' reliability-corrected correlations and their comparison
     (gbstats.alignment.reliability.group_alignment). Participants without a recorded
     gender are left out (counted). The answer says whether the design is within what the
-    machinery's calibration covers (`below_calibrated_design`)."""
+    machinery's calibration covers (`below_calibrated_design`). Seeded: with `use_cache`
+    an unchanged computation is reused (gbstats.mixed.fit_cache.cached_call)."""
     from gbstats.alignment.reliability import group_alignment
+    from gbstats.mixed.fit_cache import cached_call
 
     trials = people[people["experiment"] == "2"].copy()
     trials["item"] = trials["List"] + "|" + trials["Name"]
@@ -340,10 +372,11 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
     for k, task in enumerate(TASKS):
         t = trials[trials["task"] == task]
         x = items[items["task"] == task][["item", "accuracy"]].rename(columns={"accuracy": "score"})
-        rel, raw, comparison = group_alignment(x, t, group="gender", score="score",
-                                               rating="accuracy", item_keys=("item",),
-                                               participant="participant", n_boot=n_boot,
-                                               seed=seed + k)
+        t = t[["participant", "item", "gender", "accuracy"]].reset_index(drop=True)
+        (rel, raw, comparison), _ = cached_call(
+            group_alignment, x.reset_index(drop=True), t, group="gender", score="score",
+            rating="accuracy", item_keys=("item",), participant="participant", n_boot=n_boot,
+            seed=seed + k, use_cache=use_cache, cache_dir=cache_dir)
         rel = rel.merge(raw[["group", "r", "ci_low", "ci_high"]].rename(columns={
             "r": "r_raw", "ci_low": "raw_low", "ci_high": "raw_high"}), on="group")
         rel_parts.append(rel.assign(task=task))

@@ -41,8 +41,9 @@ def accuracy_figure(cells: pd.DataFrame):
                 ax.set_xlabel("character's pronoun")
                 if j == 0:
                     ax.set_ylabel("accuracy (model: P(correct))")
-        axes[0, 0].legend(frameon=False, loc="lower left")
-        fig.tight_layout()
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles[:2], labels[:2], frameon=False, loc="upper center", ncol=2)
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
 

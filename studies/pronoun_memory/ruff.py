@@ -101,3 +101,22 @@ def distractor_table(scored: pd.DataFrame) -> pd.DataFrame:
                              "argmax_accuracy": float(cell[f"{task}_correct"].mean()),
                              "n_characters_asked": len(cell)})
     return pd.DataFrame(rows)
+
+
+def ruff_sentence(distractors: pd.DataFrame, ruff: pd.DataFrame) -> str:
+    """The two they-fidelities side by side, in words (every number is in a table below)."""
+    mine = distractors[(distractors["pronoun"] == "they/them")
+                       & (distractors["task"] == "production")].set_index(
+        ["n_characters", "filler"])["accuracy"]
+    theirs = ruff.set_index("n_distractors")["mean"]
+    return (f"RUFF (pronoun_fidelity's code on the same model): they-fidelity "
+            f"{theirs.get(0, float('nan')):.2f} with no distractor and "
+            f"{theirs.get(5, float('nan')):.2f} with five, a four-way choice (chance "
+            f"{ruff['chance'].iloc[0]:.2f}) of the whole task sentence. This study: the "
+            "probability the model puts on *they* as the next word for a they/them character, "
+            f"normalised over he/she/they, is {mine.get((1, 'none'), float('nan')):.3f} with the "
+            f"character alone and {mine.get((12, 'with math text'), float('nan')):.3f} with the "
+            "twelve characters and the math text people read. The designs differ (RUFF scores "
+            "whole sentences after an explicit they-introduction; here the next word after "
+            "\"After X got home from working ...,\"), so the numbers are side by side, not "
+            "one scale.")

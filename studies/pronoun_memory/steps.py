@@ -116,7 +116,7 @@ def tables(run, state):
     cells, contrasts = K.compare(people, model, n_boot=run.args.n_boot, seed=run.seed)
     out["model_vs_people"] = cells
     out["contrasts"] = contrasts
-    out["verdicts"] = K.verdicts(cells, contrasts)
+    out["verdicts"] = K.verdicts(cells, contrasts, model)
     if (scored["n_characters"] != 12).any():
         out["distractors"] = R.distractor_table(scored)
     if state.get("ruff") is not None:
@@ -124,7 +124,7 @@ def tables(run, state):
     if "2" in run.args.experiments:
         run.say("which participants does the model resemble (Exp 2, participant gender)")
         out.update(K.gender_alignment(people, model, run.log, n_boot=run.args.n_boot,
-                                      seed=run.seed))
+                                      seed=run.seed, **fit_cache(run)))
     return out
 
 
@@ -266,6 +266,9 @@ def report(run, report, out):
             "the math text between the introductions and the questions (12 with the math text "
             "is what people read). Beside it, pronoun_fidelity's RUFF they-fidelity for the "
             "same model (0-5 distractor sentences about another person)."))
+        if "ruff" in out:
+            report.section("RUFF beside this study", R.ruff_sentence(out["distractors"],
+                                                                     out["ruff"]))
         report.table("distractors", out["distractors"],
                      "The model's fidelity by characters in context, filler, task and pronoun",
                      column_labels=DISPLAY,
@@ -276,13 +279,32 @@ def report(run, report, out):
     if "ruff" in out:
         report.table("ruff_they_fidelity", out["ruff"],
                      "pronoun_fidelity's they-fidelity for the same model (RUFF)",
-                     column_labels=DISPLAY)
+                     columns=["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances",
+                              "chance"],
+                     column_labels={**DISPLAY, "n_seeds": "Seeds", "chance": "Chance"},
+                     notes=[f"Source: {out['ruff']['source'].iloc[0]}."])
     if "gender_alignment" in out:
         report.section("Which participants does the model resemble?", out["gender_answer"])
         report.table("gender_alignment", out["gender_alignment"],
                      "Exp 2: the model's item accuracy against women's and men's",
-                     column_labels=DISPLAY)
+                     column_labels={**DISPLAY, "r_raw": "Raw r", "raw_low": "Raw r low",
+                                    "raw_high": "Raw r high", "reliability": "Reliability",
+                                    "noise_ceiling": "Noise ceiling",
+                                    "r_corrected": "Corrected r", "ci_low": "Corrected low",
+                                    "ci_high": "Corrected high", "n_items": "Items",
+                                    "below_calibrated_design": "Below calibrated design"},
+                     notes=["Items: list x character (144); ratings: each response's accuracy "
+                            "(0/1); the model's score: its probability on the correct option.",
+                            "gbstats.alignment.reliability.group_alignment: split-half "
+                            f"reliability, Spearman-Brown; {run.args.n_boot} replicates."])
         if len(out.get("gender_comparison", [])):
             report.table("gender_comparison", out["gender_comparison"],
                          "Exp 2: women vs men, difference of corrected correlations",
-                         column_labels=DISPLAY, p_columns=["p_value"])
+                         columns=["task", "group_a", "group_b", "r_corrected_a", "r_corrected_b",
+                                  "difference", "ci_low", "ci_high", "p_value"],
+                         column_labels={**DISPLAY, "group_a": "Group A", "group_b": "Group B",
+                                        "r_corrected_a": "Corrected r, A",
+                                        "r_corrected_b": "Corrected r, B",
+                                        "difference": "A minus B"},
+                         p_columns=["p_value"],
+                         notes=[out["gender_comparison"]["test"].iloc[0] + "."])
