@@ -116,7 +116,7 @@ def prepare_units(lm: LanguageModel, prefixes: list[str], continuations: list[st
 
 
 def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED,
-                    quadratic_tokens: float = QUADRATIC_TOKENS) -> list[tuple[int, int]]:
+                    quadratic_tokens: float | None = None) -> list[tuple[int, int]]:
     """(group, shared length) per sequence: which sequences run together as one token tree.
 
     Consecutive sequences (sort them by token ids first, so that sharers sit
@@ -137,6 +137,7 @@ def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SH
     tokens is split.
     """
     n = len(sequences)
+    quadratic_tokens = QUADRATIC_TOKENS if quadratic_tokens is None else quadratic_tokens
 
     def common(a, b) -> int:
         k = 0

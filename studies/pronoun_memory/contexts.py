@@ -193,7 +193,9 @@ def build_prompts(tables: dict, experiment: str, characters: pd.DataFrame, *,
                                        f"{'filler' if filler else 'nofiller'}|"
                                        f"{'+'.join(group['Name'])}",
                          "memory_frame": memory, "production_prefix": production})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.insert(0, "prompt_id", [f"{c}|{n}" for c, n in zip(out["context_id"], out["Name"])])
+    return out
 
 
 EXPERIMENTS = ("1a", "1b", "2")
@@ -216,5 +218,4 @@ def all_prompts(tables: dict, seed: int, *, distractors: bool = True,
         parts.append(build_prompts(tables, "2", exp2_characters(tables, seed)))
     out = pd.concat(parts, ignore_index=True)
     out["faithful"] = (out["n_characters"] == 12) & out["filler"]
-    out.insert(0, "prompt_id", [f"{c}|{n}" for c, n in zip(out["context_id"], out["Name"])])
     return out

@@ -41,7 +41,9 @@ def ruff_sample_fidelity(lm, *, per_seed: int, seed: int, data_dir, cache: dict,
                            per_seed, seed)
     they = samples[samples["pronoun_set"] == "they"]
     unique = they.drop_duplicates("instance")
-    predicted = A.choices(A.score_frames(unique, lm, item="instance", **cache), log=log,
+    # one big commit batch: instances that share an introduction run it once (token trees)
+    predicted = A.choices(A.score_frames(unique, lm, item="instance", batch_size=1024, **cache),
+                          log=log,
                           stage=f"{lm.name}: RUFF they instances").rename(
         columns={"item": "instance"})
     results = A.join_predictions(they, predicted).assign(model=lm.name)
