@@ -187,7 +187,8 @@ def fit_glm(spec: HumanModel, rows: pd.DataFrame, contrasts: dict):
     stats = {"nobs": int(res.nobs), "loglik": float(res.llf), "aic": float(res.aic),
              "bic": float(res.bic_llf), "converged": bool(res.converged),
              "contrasts": {v: c.to_record() for v, c in codings.items()},
-             "optimizer": "IRLS (statsmodels GLM)", "n_groups": {}}
+             "optimizer": "IRLS (statsmodels GLM)", "n_groups": {},
+             "ci_method": "maximum likelihood (IRLS); Wald z tests and 95% Wald intervals"}
     warnings = [] if res.converged else ["IRLS did not converge"]
     return FitResult(formula=spec.formula, backend="glm", family="binomial", coefs=coefs,
                      ranef_var=pd.DataFrame(columns=["group", "term", "variance", "sd"]),

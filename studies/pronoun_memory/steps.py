@@ -1,14 +1,12 @@
 """pronoun_memory: load -> score -> fit -> tables -> report (Gardner's Exp 1A, 1B, 2)."""
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from gbstats.data.registry import load_dataset
 from studies.pronoun_memory import compare as K
 from studies.pronoun_memory import contexts as C
 from studies.pronoun_memory import human as H
 from studies.pronoun_memory import model_side as M
+from studies.pronoun_memory import presentation as P
 from studies.pronoun_memory import ruff as R
 
 # one commit batch holds every prompt of several lists, so that a list's (or a PSA
@@ -129,32 +127,7 @@ def tables(run, state):
 
 
 # --------------------------------------------------------------------------
-# report
-
-DISPLAY = {"experiment": "Experiment", "model": "Model", "task": "Task", "term": "Term",
-           "backend": "Engine", "estimate": "Estimate", "std_error": "SE",
-           "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "p",
-           "status": "Fit status", "se_usable": "SEs usable", "pronoun": "Pronoun",
-           "cell": "Condition", "people": "People", "people_low": "People low",
-           "people_high": "People high", "difference": "Model minus people",
-           "difference_low": "Difference low", "difference_high": "Difference high",
-           "model_low": "Model low", "model_high": "Model high", "n_participants": "Participants",
-           "n_characters": "Characters", "contrast": "Contrast", "condition": "Condition",
-           "n_responses": "Responses", "model_argmax": "Model argmax",
-           "pronoun_mass": "Pronoun mass", "filler": "Filler", "accuracy": "Accuracy",
-           "argmax_accuracy": "Argmax accuracy", "n_characters_asked": "Questions",
-           "mean": "Fidelity", "sd": "SD over seeds", "n_distractors": "Distractors",
-           "n_instances": "Instances", "engine": "Engine", "nobs": "N", "groups": "Groups",
-           "loglik": "Log-likelihood", "aic": "AIC", "optimizer": "Optimizer",
-           "group": "Group", "variance": "Variance", "sd_": "SD"}
-
-
-def _yes_no(frame: pd.DataFrame, columns) -> pd.DataFrame:
-    out = frame.copy()
-    for c in columns:
-        out[c] = out[c].map({True: "yes", False: "no"}).fillna("")
-    return out
-
+# report (the table grammar: studies/pronoun_memory/presentation.py gives the words)
 
 def failed_fit_text(out: dict, status: dict) -> str:
     """One paragraph per FAILED fit: what lme4 said, how small its SEs are, what to read."""
@@ -171,12 +144,45 @@ def failed_fit_text(out: dict, status: dict) -> str:
             "SEs of the same fixed part without random effects). The finite-difference Hessian "
             "these SEs come from is broken: the point estimates are reproduced, the SEs must not "
             "be read. The authors saw the problem and reported the glm instead "
-            "(exp1b_m_mp_buildmer).")
+            "(exp1b_m_mp_buildmer). Its model table shows no SE for it (--); results.json's "
+            "human_models keeps lme4's numbers with status FAILED and se_usable false.")
     return "\n".join(lines)
 
 
+HUMAN_NOTES = ["glmer: Laplace (nAGQ = 1), glmerControl() defaults (bobyqa, then Nelder-Mead), "
+               "as buildmer and the authors' glmer calls; the glm: statsmodels IRLS",
+               "Estimates in log-odds of a correct answer"]
+
+
+def human_model_tables(run, report, out, state) -> None:
+    """One model table per experiment (Exp 2: main models, follow-ups, and the four-way
+    memory -> production model in two parts), every fit's status in the notes."""
+    human, status = state["human"], state["status"]
+    failed = P.failed_note(human, status)
+    options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
+    for name, experiment, keys, caption in P.MODEL_TABLES:
+        keys = [k for k in keys if k in human]
+        if not keys:
+            continue
+        notes = HUMAN_NOTES + [note for key, note in failed.items() if key in keys]
+        columns = P.model_columns(human, status, keys)
+        report.model_table(name, columns, caption, data=False, notes=notes,
+                           terms=P.term_words(columns), **options)
+    if "exp2_m_mp" in human:
+        first, second = P.mp_split(human)
+        columns = P.model_columns(human, status, ["exp2_m_mp"])
+        for part, (drop, which) in enumerate(((second, "terms 1-12"), (first, "terms 13-24")),
+                                             start=1):
+            report.model_table(
+                f"human_models_2_mp_part{part}", columns,
+                f"Exp 2: production by memory accuracy, pronoun, PSA and biographies ({which})",
+                data=False, drop_terms=drop, terms=P.term_words(columns), notes=HUMAN_NOTES + [
+                    "The four-way model has 24 terms: this table shows " + which + " of them"],
+                **options)
+
+
 def report(run, report, out):
-    from studies.pronoun_memory import plots as P
+    from studies.pronoun_memory import plots as PL
 
     state = out["state"]
     model_name = run.args.model if run.wants_model else "none"
@@ -197,68 +203,73 @@ def report(run, report, out):
         failed = failed_fit_text(out, state["status"])
         if failed:
             report.section("A failed fit in the published analysis", failed)
-        shown = _yes_no(out["human_models"], ["se_usable"])
-        # a failed fit's p-values come from its broken SEs: not shown (results.json keeps them)
-        shown.loc[shown["se_usable"] == "no", "p_value"] = np.nan
-        report.table("human_models", shown,
-                     "The authors' models refitted: fixed effects (log-odds), status and lme4's messages",
-                     columns=["experiment", "model", "backend", "term", "estimate", "std_error",
-                              "p_value", "status", "se_usable"],
-                     column_labels=DISPLAY, p_columns=["p_value"], digits=5,
-                     notes=["glmer: Laplace, nAGQ = 1, glmerControl() defaults (bobyqa, then "
-                            "Nelder-Mead), as buildmer and the authors' glmer calls.",
-                            "Codings: Pronoun they vs he+she (.33, .33, -.66), he vs she "
-                            "(-.5, .5, 0); PSA, Biographies and memory accuracy -.5 / +.5; "
-                            "Exp 2 follow-ups dummy-code Biographies.",
-                            "Status FAILED: lme4's gradient check failed and the SEs are below a "
-                            "quarter of the fixed-effects-only glm's; do not read its SEs.",
-                            "pymc rows: Bayesian twins (posterior mean and SD)."])
-        report.table("human_fit_settings", out["human_fit_settings"],
-                     "Each fit's sample, likelihood, optimizer and status",
-                     columns=["experiment", "model", "engine", "nobs", "groups", "loglik",
-                              "aic", "status"], column_labels=DISPLAY,
-                     notes=[f"{r.model}: {r.role}" for r in out["human_fit_settings"].itertuples()])
-        report.table("human_variances", out["human_variances"],
-                     "Random-effect variances of the glmer fits",
-                     columns=["experiment", "model", "group", "term", "variance"],
-                     column_labels=DISPLAY, digits=5)
+        report.section("The authors' models, refitted")
+        human_model_tables(run, report, out, state)
+        report.record("human_models", out["human_models"],
+                      "Every fixed effect of every fit at full precision, with each fit's "
+                      "status, whether its SEs can be read, and lme4's own messages")
+        report.table("human_fit_settings", P.fit_settings_view(out["human_fit_settings"]),
+                     "Each fit's groups, likelihood and status", record=out["human_fit_settings"],
+                     groups="heading", labels=P.LABELS, values=P.VALUES,
+                     kinds={"participants": "count", "characters": "count"},
+                     notes=["Participants, characters: the levels of each random effect's "
+                            "grouping factor; -- where the fit has no such random effect",
+                            "AIC: the model tables",
+                            "Exp 1B, production by memory (GLM): buildmer kept no random effect; "
+                            "the authors report this fit"] + P.status_notes(state["status"]))
+        report.record("human_variances", out["human_variances"],
+                      "The glmer fits' random-effect variances (the model tables show their SDs)")
     if "people_cells" in out:
-        report.table("people_cells", out["people_cells"],
-                     "People's accuracy by experiment, task and pronoun",
-                     column_labels=DISPLAY)
+        cells = out["people_cells"]
+        view = P.with_ci_columns(cells, ["people"]).assign(
+            heading=[P.heading(e, t) for e, t in zip(cells["experiment"], cells["task"])])
+        report.table("people_cells", view, "People's accuracy by experiment, task and pronoun",
+                     record=cells, groups="heading", labels=P.LABELS, values=P.VALUES,
+                     columns=["heading", "pronoun", "people", "people_ci_low", "people_ci_high",
+                              "n_responses"],
+                     notes=["Share of correct answers (production: completions with he, she or "
+                            "they); 95% intervals from a two-way bootstrap over participants and "
+                            f"characters ({run.args.n_boot} replicates, percentile)"])
     if "model_vs_people" in out:
         report.section("People vs the model", "\n".join(
             f"- {v}" for v in out["verdicts"]) or "No cell or contrast where the model's "
             "difference from people has a 95% interval excluding 0.")
         cells = out["model_vs_people"]
-        report.table("model_vs_people", cells,
-                     "Accuracy by task and pronoun: people beside the model, 95% intervals",
-                     columns=["experiment", "task", "pronoun", "cell", "people", "people_low",
-                              "people_high", "model", "model_low", "model_high", "difference",
-                              "p_value", "model_argmax", "n_participants", "n_characters"],
-                     column_labels=DISPLAY, p_columns=["p_value"],
-                     notes=["People: share of correct answers (production: completions with "
-                            "he, she or they). Model: mean probability on the correct option "
-                            "(production: normalised over he, she, they).",
-                            "Intervals: two-way bootstrap over participants and characters "
-                            f"({run.args.n_boot} replicates, percentile); the model's "
-                            "characters share the people's character draws.",
-                            "p: model equals people, by inverting the bootstrap interval."])
-        report.table("contrasts", out["contrasts"],
-                     "They gap and its change with PSA and biographies, marginal log-odds",
-                     columns=["experiment", "task", "contrast", "condition", "people",
-                              "people_low", "people_high", "model", "model_low", "model_high",
-                              "difference", "difference_low", "difference_high", "p_value"],
-                     column_labels=DISPLAY, p_columns=["p_value"],
+        bootstrap = ("95% intervals: two-way bootstrap over participants and characters "
+                     f"({run.args.n_boot} replicates, percentile); the model's characters share "
+                     "the people's character draws; p: model equals people, by inverting the "
+                     "bootstrap interval")
+        accuracy = ("People: share of correct answers (production: completions with he, she or "
+                    "they). Model: mean probability on the correct option (production: "
+                    "normalised over he, she, they); model argmax: share of characters whose "
+                    "most probable option is the correct one")
+        report.table("model_vs_people", P.cells_view(cells),
+                     "Accuracy by task and pronoun, people beside the model", record=cells,
+                     groups="heading", labels=P.LABELS, values=P.VALUES,
+                     decimals={"model_argmax": 2},
+                     notes=[accuracy, bootstrap, "Participants and characters per cell, the "
+                            "model's pronoun mass and the difference's interval: results.json"])
+        for task in ("memory", "production"):
+            if ((cells["cell"] != "all") & (cells["task"] == task)).any():
+                report.table(f"model_vs_people_exp2_{task}", P.cells_view(cells, task=task),
+                             f"Exp 2: {task} accuracy by PSA and biographies, people beside the "
+                             "model", record=False, groups="heading", labels=P.LABELS,
+                             values=P.VALUES, decimals={"model_argmax": 2},
+                             notes=[accuracy, bootstrap])
+        report.table("contrasts", P.contrasts_view(out["contrasts"]),
+                     "The they gap and how much the PSA and biographies close it, marginal "
+                     "log-odds", record=out["contrasts"], groups="heading", labels=P.LABELS,
+                     decimals=2,
                      notes=["They gap: mean(logit he, logit she) - logit they of the "
-                            "population-averaged accuracy; positive means they is worse.",
-                            "Gap closed by PSA (Biographies): gap with the unrelated PSA (he/she "
-                            "biographies) minus gap with the gendered-language PSA (they "
-                            "biographies)."])
-        report.figure("accuracy_by_pronoun", P.accuracy_figure(cells),
+                            "population-averaged accuracy; positive means they is worse",
+                            "Gap closed by the PSA: the gap with the unrelated PSA minus the gap "
+                            "with the gendered-language PSA; by the biographies: the gap with the "
+                            "he/she biographies minus the gap with the they biographies", bootstrap + "; the difference's interval: "
+                            "results.json"])
+        report.figure("accuracy_by_pronoun", PL.accuracy_figure(cells),
                       "Accuracy by pronoun and task, people beside the model, 95% intervals")
         if (cells["experiment"] == "2").any():
-            report.figure("psa_biographies_they", P.psa_figure(cells),
+            report.figure("psa_biographies_they", PL.psa_figure(cells),
                           "Exp 2: they accuracy by PSA and biographies, people beside the model")
     if "distractors" in out:
         report.section("Distractors, as in RUFF", (
@@ -269,42 +280,36 @@ def report(run, report, out):
         if "ruff" in out:
             report.section("RUFF beside this study", R.ruff_sentence(out["distractors"],
                                                                      out["ruff"]))
-        report.table("distractors", out["distractors"],
-                     "The model's fidelity by characters in context, filler, task and pronoun",
-                     column_labels=DISPLAY,
-                     notes=["Accuracy: mean probability on the correct option; interval over "
-                            "characters (names resampled, 2000 replicates)."])
-        report.figure("distractors", P.distractor_figure(out["distractors"], out.get("ruff")),
+        report.table("distractors", P.distractors_view(out["distractors"]),
+                     "The model's accuracy by characters in context and math text, per pronoun",
+                     record=out["distractors"], groups="task", labels=P.LABELS,
+                     notes=["Accuracy: mean probability on the correct option (production: "
+                            "normalised over he, she, they) over Exp 1A's three lists; 95% "
+                            "interval over characters (names resampled, 2000 replicates, "
+                            "percentile); argmax accuracy: results.json"])
+        report.figure("distractors", PL.distractor_figure(out["distractors"], out.get("ruff")),
                       "They-fidelity against context size, this study beside RUFF")
     if "ruff" in out:
         report.table("ruff_they_fidelity", out["ruff"],
                      "pronoun_fidelity's they-fidelity for the same model (RUFF)",
                      columns=["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances",
-                              "chance"],
-                     column_labels={**DISPLAY, "n_seeds": "Seeds", "chance": "Chance"},
-                     notes=[f"Source: {out['ruff']['source'].iloc[0]}."])
+                              "chance"], labels=P.LABELS,
+                     notes=[f"Source: {out['ruff']['source'].iloc[0]}"])
     if "gender_alignment" in out:
         report.section("Which participants does the model resemble?", out["gender_answer"])
-        report.table("gender_alignment", out["gender_alignment"],
+        report.table("gender_alignment", P.gender_view(out["gender_alignment"]),
                      "Exp 2: the model's item accuracy against women's and men's",
-                     column_labels={**DISPLAY, "r_raw": "Raw r", "raw_low": "Raw r low",
-                                    "raw_high": "Raw r high", "reliability": "Reliability",
-                                    "noise_ceiling": "Noise ceiling",
-                                    "r_corrected": "Corrected r", "ci_low": "Corrected low",
-                                    "ci_high": "Corrected high", "n_items": "Items",
-                                    "below_calibrated_design": "Below calibrated design"},
+                     record=out["gender_alignment"], groups="task", labels=P.LABELS,
+                     values=P.VALUES, settings=["n_items", "below_calibrated_design"],
                      notes=["Items: list x character (144); ratings: each response's accuracy "
-                            "(0/1); the model's score: its probability on the correct option.",
+                            "(0/1); the model's score: its probability on the correct option",
                             "gbstats.alignment.reliability.group_alignment: split-half "
-                            f"reliability, Spearman-Brown; {run.args.n_boot} replicates."])
+                            f"reliability, Spearman-Brown; {run.args.n_boot} replicates; the "
+                            "noise ceilings are in results.json"])
         if len(out.get("gender_comparison", [])):
-            report.table("gender_comparison", out["gender_comparison"],
+            comparison = out["gender_comparison"]
+            report.table("gender_comparison", P.gender_comparison_view(comparison),
                          "Exp 2: women vs men, difference of corrected correlations",
-                         columns=["task", "group_a", "group_b", "r_corrected_a", "r_corrected_b",
-                                  "difference", "ci_low", "ci_high", "p_value"],
-                         column_labels={**DISPLAY, "group_a": "Group A", "group_b": "Group B",
-                                        "r_corrected_a": "Corrected r, A",
-                                        "r_corrected_b": "Corrected r, B",
-                                        "difference": "A minus B"},
-                         p_columns=["p_value"],
-                         notes=[out["gender_comparison"]["test"].iloc[0] + "."])
+                         record=comparison, labels=P.LABELS, values=P.VALUES,
+                         settings=["group_a", "group_b"],
+                         notes=[comparison["test"].iloc[0]])

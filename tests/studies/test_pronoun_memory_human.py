@@ -198,3 +198,55 @@ def test_fit_status_rules():
     assert H.fit_status(result([0.0017, 0.0017], []), glm)["status"] == "FAILED"
     assert H.fit_status(result([0.12, 0.25], ["boundary (singular) fit: see help('isSingular')"]),
                         glm)["status"] == "singular"
+
+
+# --------------------------------------------------------------------------
+# the model tables: one row per quantity, and the failed fit's SEs never printed
+
+def test_interaction_terms_read_the_same_whatever_the_authors_order():
+    from studies.pronoun_memory import presentation as P
+
+    assert P.canonical_term("M_Acc_Factorwrong vs right:Pronounthey vs he+she") == \
+        "Pronounthey vs he+she:M_Acc_Factorwrong vs right"
+    assert P.canonical_term("PSA_GenLang:Biographies_HS0_T1:Pronoun_T_HS") == \
+        "Pronoun_T_HS:PSA_GenLang:Biographies_HS0_T1"
+    assert P.canonical_term("(Intercept)") == "(Intercept)"
+
+
+def test_term_words_shorten_interactions_from_the_coding(tables):
+    """The glm of Exp 1B (statsmodels, the authors' coding): a main effect as gbstats reads
+    the coding, an interaction as the pronoun contrast and the factor's name."""
+    from studies.pronoun_memory import presentation as P
+
+    spec = SPECS["exp1b_m_mp_buildmer"]
+    fit = P.shown_fit(H.fit_glm(spec, *H.model_rows(spec, tables["exp1b"])), failed=False)
+    words = P.term_words({"glm": fit})
+    assert words == {"Pronounthey vs he+she:M_Acc_Factorwrong vs right": "He+she vs they × Memory",
+                     "Pronounhe vs she:M_Acc_Factorwrong vs right": "She vs he × Memory"}
+
+
+@pytest.mark.needs_r
+@pytest.mark.slow
+def test_the_model_table_never_prints_the_failed_fits_ses(fits, tmp_path):
+    from gbstats.report.study_report import StudyReport
+    from studies.pronoun_memory import presentation as P
+
+    fitted, status = fits
+    keys = ("exp1b_m_mp_buildmer", "exp1b_m_mp_subjInt", "exp1b_m_mp_itemInt")
+    columns = P.model_columns(fitted, status, keys)
+    report = StudyReport("pronoun_memory", tmp_path, "t")
+    report.model_table("t", columns, "Exp 1B", data=False, terms=P.term_words(columns),
+                       notes=list(P.failed_note(fitted, status).values()),
+                       variables=P.VARIABLES, levels=P.LEVELS, groups=P.GROUPS)
+    block = report.blocks[-1]
+    header = next(line for line in block.splitlines() if line.startswith("| Term"))
+    failed = [h.strip() for h in header.strip("|").split("|")].index(
+        "Production by memory: By participant (FAILED)")
+    cells = [line.strip("|").split("|")[failed].strip() for line in block.splitlines()
+             if line.startswith("|") and not line.startswith(("| Term", "|:"))]
+    ses = fitted[H.FAILED_FIT]["lme4"].coefs["se"]
+    assert cells.count("--") == len(ses)          # one "--" per term, no number in brackets
+    assert not any(c.startswith("(") for c in cells)
+    assert f"{ses.min():.5f}" in block and "FAILED fit" in block and "not shown" in block
+    # the others keep theirs
+    assert block.count("(0.080)") == 2

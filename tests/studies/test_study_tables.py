@@ -39,9 +39,6 @@ NOT_YET = {
                      "mann_whitney, human_model, human_main_effects, model_vs_human_effects; in "
                      "the appendix 9 tables run 56-1327 pt into the margin (stimulus_corrections "
                      "most); its fitted models are not yet model tables",
-    "pronoun_memory": "a new study (engineer 'memory'): convert its report to the table grammar "
-                      "(labels=, values=, StudyReport.model_table for its fits; docs/tables.md) "
-                      "and give it fast flags in make_baselines.RUNS",
 }
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 
