@@ -21,10 +21,16 @@ Writes benchmarks/results/pronoun_memory.json.
 - `ratio`: wall and CPU time of scoring the same units (one Exp 1A list: 72
   units, no score cache) with the engine before and after, interleaved, min of
   --repeats; the ratios are the comparable numbers on a shared machine.
+- `floor`: the least time the `after` work can take on this machine: the
+  floating-point operations it needs (every token position through every
+  layer's projections and MLP, every query-key pair of a packed row through
+  QK^T and PV, the LM head where a score is read), divided by the best fp32
+  matmul rate measured here (torch, the model's shapes, max of repeats).
 - `study`: `python -m studies.pronoun_memory --no-bayes` cold (empty score and
   fit cache, the converted model kept) and warm (everything cached), each a
-  fresh process, with the seconds of each progress line. On a loaded machine
-  these seconds are inflated; the load average is recorded before and after.
+  fresh process, with the seconds of each progress line and the CPU seconds
+  the run used. On a loaded machine the wall seconds are inflated; the load
+  average is recorded before and after.
 """
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ import json
 import os
 import platform
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -156,6 +163,41 @@ def ratio_part(before, repeats: int) -> dict:
             "ratio_cpu": min(cpu["before"]) / min(cpu["after"])}
 
 
+def floor_part(work: dict, repeats: int) -> dict:
+    """FLOPs of the study's scoring (from `work`'s counts) over the best measured fp32 rate."""
+    import torch
+
+    from models.loading import load_scorer
+
+    config = load_scorer("smollm2-135m").model.config
+    d, d_ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or d // heads
+    kv = config.num_key_value_heads * head_dim
+    per_position = 2 * layers * (d * d + 2 * d * kv + d * d + 3 * d * d_ff)
+    per_pair = 4 * layers * heads * head_dim       # QK^T and PV, 2 flops per multiply-add
+    head = 2 * d * config.vocab_size
+    total = work["total"]
+    flops = {"linear": total["after_positions"] * per_position,
+             "attention": total["after_attention_pairs"] * per_pair,
+             "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit
+    x = torch.randn(2048, d)
+    w = torch.randn(d, d_ff)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(20):
+            x @ w
+        rates.append(20 * 2 * 2048 * d * d_ff / (time.perf_counter() - start))
+    rate = max(rates)
+    return {"flops": flops, "total_flops": sum(flops.values()),
+            "matmul_gflops_best": rate / 1e9, "matmul_gflops_all": [r / 1e9 for r in rates],
+            "torch_threads": torch.get_num_threads(),
+            "lower_bound_seconds": sum(flops.values()) / rate,
+            "note": "a bound: real layers also run norms, rotary embeddings, softmax and "
+                    "masks, and a loaded machine shares its cores"}
+
+
 STEP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
 
 
@@ -164,20 +206,25 @@ def study_part() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GBSTATS_CACHE": str(Path(tmp) / "cache")}
         for kind in ("cold", "warm"):
-            start = time.perf_counter()
+            load = os.getloadavg()
+            start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run([sys.executable, "-m", "studies.pronoun_memory", "--no-bayes",
                                    "--out", str(Path(tmp) / "out")], cwd=REPO, env=env,
                                   capture_output=True, text=True, check=False)
             seconds = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             steps = [(float(m.group(1)), m.group(2)) for line in proc.stderr.splitlines()
                      for m in [STEP.match(line.strip())] if m]
-            out[kind] = {"seconds": seconds, "returncode": proc.returncode, "steps": steps}
+            out[kind] = {"seconds": seconds, "cpu_seconds": cpu, "returncode": proc.returncode,
+                         "load_before": load, "load_after": os.getloadavg(), "steps": steps,
+                         "stderr_tail": proc.stderr[-2000:] if proc.returncode else ""}
     return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", default="work,ratio,study")
+    parser.add_argument("--parts", default="work,floor,ratio,study")
     parser.add_argument("--before", default=BEFORE)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_memory.json"))
@@ -188,6 +235,10 @@ def main(argv=None) -> int:
               "cpu_count": os.cpu_count(), "load_before": os.getloadavg()}
     if "work" in parts:
         result["work"] = work_part(before)
+    if "floor" in parts:
+        if "work" not in result:
+            result["work"] = work_part(before)
+        result["floor"] = floor_part(result["work"], args.repeats)
     if "ratio" in parts:
         result["ratio"] = ratio_part(before, args.repeats)
     if "study" in parts:

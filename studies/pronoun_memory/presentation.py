@@ -145,7 +145,7 @@ def term_words(models: dict) -> dict[str, str]:
         codings, predictors = codings_of(fit), predictors_of(fit)
         for term in fit.coefs["term"]:
             pieces = term.split(":")
-            if len(pieces) == 1:
+            if len(pieces) == 1 or term in out:   # the first fit's coding names it
                 continue
             words = []
             for piece in pieces:
