@@ -86,8 +86,19 @@ def token_ids(units, tokenizer):
     return [[bos] + ids for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
 
-def cost(sequences, batch: int, grouping, tree: bool) -> tuple[int, int]:
-    """(token positions run, query-key pairs) for sorted sequences in commit batches."""
+def ancestor_pairs(parents: list[int]) -> int:
+    """Query-key pairs a tree's tokens need: each token attends to itself and its ancestors
+    (the rest of a packed row's width x width pairs are computed and masked out)."""
+    depth = []
+    for parent in parents:
+        depth.append(1 if parent < 0 else depth[parent] + 1)
+    return sum(depth)
+
+
+def cost(sequences, batch: int, grouping, tree: bool, needed: list | None = None
+         ) -> tuple[int, int]:
+    """(token positions run, query-key pairs) for sorted sequences in commit batches; with
+    `needed` (a list), the pairs the causal mask keeps are appended to it."""
     from models.causal import token_tree
 
     sequences = sorted(sequences)
@@ -99,7 +110,10 @@ def cost(sequences, batch: int, grouping, tree: bool) -> tuple[int, int]:
             groups.setdefault((group, length), []).append(seq)
         for (_, length), members in groups.items():
             if tree:
-                run = len(token_tree(members)[0])
+                tokens, parents, _ = token_tree(members)
+                run = len(tokens)
+                if needed is not None:
+                    needed.append(ancestor_pairs(parents))
             else:
                 run = length + sum(len(s) - length for s in members) if length else \
                     sum(len(s) for s in members)
@@ -123,10 +137,13 @@ def work_part(before) -> dict:
             p, q = cost(list(block[block["task"] == task]["ids"]), 32, before.shared_prefixes,
                         tree=False)
             old_positions, old_pairs = old_positions + p, old_pairs + q
-        new_positions, new_pairs = cost(list(block["ids"]), 1024, shared_prefixes, tree=True)
+        needed: list[int] = []
+        new_positions, new_pairs = cost(list(block["ids"]), 1024, shared_prefixes, tree=True,
+                                        needed=needed)
         rows[part] = {"units": len(block), "whole_texts_positions": whole,
                       "before_positions": old_positions, "after_positions": new_positions,
                       "before_attention_pairs": old_pairs, "after_attention_pairs": new_pairs,
+                      "after_attention_pairs_unmasked": sum(needed),
                       "positions_ratio_before_over_after": old_positions / new_positions}
     return rows
 
@@ -181,6 +198,10 @@ def floor_part(work: dict, repeats: int) -> dict:
     flops = {"linear": total["after_positions"] * per_position,
              "attention": total["after_attention_pairs"] * per_pair,
              "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit
+    by_part = {part: {"linear": row["after_positions"] * per_position,
+                      "attention": row["after_attention_pairs"] * per_pair,
+                      "attention_unmasked_only": row["after_attention_pairs_unmasked"] * per_pair}
+               for part, row in work.items()}
     x = torch.randn(2048, d)
     w = torch.randn(d, d_ff)
     rates = []
@@ -194,6 +215,10 @@ def floor_part(work: dict, repeats: int) -> dict:
             "matmul_gflops_best": rate / 1e9, "matmul_gflops_all": [r / 1e9 for r in rates],
             "torch_threads": torch.get_num_threads(),
             "lower_bound_seconds": sum(flops.values()) / rate,
+            "flops_by_part": by_part,
+            "lower_bound_seconds_if_masked_pairs_were_skipped":
+                (sum(flops.values()) - flops["attention"]
+                 + total["after_attention_pairs_unmasked"] * per_pair) / rate,
             "note": "a bound: real layers also run norms, rotary embeddings, softmax and "
                     "masks, and a loaded machine shares its cores"}
 
