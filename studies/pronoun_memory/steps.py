@@ -18,7 +18,19 @@ def fit_cache(run) -> dict:
     return {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
 
 
+def check_twin_flags(run) -> None:
+    """--human-twins asks for Bayesian fits that --no-bayes turns off: refused before any
+    work rather than one flag silently winning."""
+    from gbstats.errors import GbstatsError
+
+    if run.args.human_twins and run.args.no_bayes:
+        raise GbstatsError("--human-twins asks for Bayesian twins, which --no-bayes turns off; "
+                           "expected one or the other: drop --no-bayes to fit them, or drop "
+                           "--human-twins")
+
+
 def load(run, _):
+    check_twin_flags(run)
     loaded = load_dataset("gardner2023", run.args.data_dir)
     run.log.extend(loaded.exclusions)
     tables = loaded.tables

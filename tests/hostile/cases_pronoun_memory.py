@@ -130,3 +130,10 @@ def _(ws):
 @case("pronoun_memory CLI: --seed -1", "pronoun_memory CLI", names=("--seed",))
 def _(ws):
     return study("pronoun_memory", "--seed", "-1", "--out", ws.fresh("pm") / "r")
+
+
+@case("pronoun_memory CLI: --human-twins with --no-bayes", "pronoun_memory CLI",
+      names=("--human-twins", "--no-bayes"))
+def _(ws):
+    return study("pronoun_memory", "--model", "none", "--no-bayes", "--human-twins",
+                 "--out", ws.fresh("pm") / "r")
