@@ -264,6 +264,17 @@ def _counts(people: pd.DataFrame, model: pd.DataFrame, experiment: str) -> dict:
     return out
 
 
+def pronoun_mass_table(model: pd.DataFrame) -> pd.DataFrame:
+    """How much of the model's next-word probability he, she and they cover after the
+    sentence beginnings (the faithful condition), by experiment and the character's
+    pronoun: the production accuracy is normalised over these three words, so a small
+    mass means the model mostly continues otherwise."""
+    production = model[model["task"] == "production"]
+    return (production.groupby(["experiment", "Pronoun"], sort=True)["pronoun_mass"]
+            .agg(mass_mean="mean", mass_min="min", mass_max="max", n_characters="size")
+            .reset_index().rename(columns={"Pronoun": "pronoun"}))
+
+
 # --------------------------------------------------------------------------
 # saying it plainly
 

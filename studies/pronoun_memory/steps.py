@@ -127,6 +127,7 @@ def tables(run, state):
     out["model_vs_people"] = cells
     out["contrasts"] = contrasts
     out["verdicts"] = K.verdicts(cells, contrasts, model)
+    out["pronoun_mass"] = K.pronoun_mass_table(model)
     if (scored["n_characters"] != 12).any():
         out["distractors"] = R.distractor_table(scored)
     if state.get("ruff") is not None:
@@ -268,6 +269,15 @@ def report(run, report, out):
                              "model", record=False, groups="heading", labels=P.LABELS,
                              values=P.VALUES, decimals={"model_argmax": 2},
                              notes=[accuracy, bootstrap])
+        mass = out["pronoun_mass"]
+        report.table("pronoun_mass", mass.assign(
+            heading=mass["experiment"].map(P.EXPERIMENTS)),
+            "The model's next-word probability of he, she or they after the sentence beginnings",
+            record=mass, groups="heading", labels=P.LABELS, values=P.VALUES,
+            columns=["heading", "pronoun", "mass_mean", "mass_min", "mass_max", "n_characters"],
+            notes=["P(he) + P(she) + P(they) as the next word, over the characters of each list "
+                   "with that pronoun; the model's production accuracy is normalised over the "
+                   "three, so where this mass is small the model mostly continues otherwise"])
         report.table("contrasts", P.contrasts_view(out["contrasts"]),
                      "The they gap and how much the PSA and biographies close it, marginal "
                      "log-odds", record=out["contrasts"], groups="heading", labels=P.LABELS,
