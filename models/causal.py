@@ -43,6 +43,12 @@ HEAD_ONLY_WHERE_SCORED = {"llama", "mistral", "qwen2", "gpt2", "gpt_neox"}
 SHARE_PREFIXES = {"llama", "gpt2", "mistral", "qwen2", "gpt_neox"}
 MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
 PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
+# The row width at which a packed row's attention (quadratic in the width) costs as much as
+# the rest of the layer (linear): for a llama-style layer of width d and MLP width d_ff,
+# per token ~2(4d^2 + 3 d d_ff) flops against ~4d per query-key pair, i.e. 2d + 1.5 d_ff
+# tokens (3456 for SmolLM2-135M). shared_prefixes weighs groups with it.
+QUADRATIC_TOKENS = 4096
+GROUP_TOKENS_MAX = 6144  # no token tree wider than this (its mask is width^2 per row)
 
 
 @dataclass
@@ -131,19 +137,29 @@ def prepare_units(lm: LanguageModel, prefixes: list[str], continuations: list[st
     return units
 
 
-def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED) -> list[tuple[int, int]]:
-    """(group, shared length) per sequence: which leading tokens it takes from a prefix run once.
+def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED,
+                    quadratic_tokens: float | None = None) -> list[tuple[int, int]]:
+    """(group, shared length) per sequence: which sequences run together as one token tree.
 
-    Consecutive sequences form groups; a group's common prefix (kept one token
-    short of its shortest member, so every member keeps a token of its own) is
-    run through the model once. The grouping maximises the token positions
-    saved, sum over groups of (size - 1) * prefix length, by dynamic
-    programming over the split points, so "My sister said that ..." texts share
-    their whole opening rather than a group of every "My ..." text sharing
-    only "My". Length 0 means the sequence is run whole. Sort the sequences by
-    token ids first so that sharers sit next to each other.
+    Consecutive sequences (sort them by token ids first, so that sharers sit
+    next to each other) form groups; a group runs as a trie, each distinct
+    beginning once (`_hidden_packed`): "context + question A + option 1",
+    "context + question A + option 2" and "context + question B + option 1"
+    run the context once, question A once, and each option once. For sorted
+    sequences a group's trie holds len(first) + sum(len(s) - lcp(s, previous))
+    tokens. The grouping minimises, by dynamic programming over the split
+    points, the cost of running every group: its trie's tokens plus the
+    attention over them, which a packed row pays quadratically (T + T^2 /
+    quadratic_tokens, where quadratic_tokens is the row width at which the
+    attention costs as much as the rest of the layer). So an opening of a few
+    tokens is not worth one huge row, while a long common context is.
+    The shared length is the group's common prefix (kept one token short of
+    its shortest member, as every member keeps a token of its own); 0 means
+    the sequence runs alone. A group sharing fewer than `min_shared` leading
+    tokens is split.
     """
     n = len(sequences)
+    quadratic_tokens = QUADRATIC_TOKENS if quadratic_tokens is None else quadratic_tokens
 
     def common(a, b) -> int:
         k = 0
@@ -154,26 +170,69 @@ def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SH
         return k
 
     adjacent = [common(sequences[i], sequences[i + 1]) for i in range(n - 1)]
-    best = [0] * (n + 1)  # best[j]: most positions saved by grouping sequences[:j]
-    cut: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (start of the last group, its prefix length)
+
+    def cost(tokens: int) -> float:
+        return tokens + tokens * tokens / quadratic_tokens
+
+    best = [0.0] * (n + 1)  # best[j]: least cost of running sequences[:j]
+    cut = [0] * (n + 1)     # start of the last group
     for j in range(1, n + 1):
-        best[j], cut[j] = best[j - 1], (j - 1, 0)  # sequence j-1 alone
-        shared, shortest = len(sequences[j - 1]), len(sequences[j - 1])
+        best[j], cut[j] = best[j - 1] + cost(len(sequences[j - 1])), j - 1
+        trie, shared = len(sequences[j - 1]), len(sequences[j - 1])
         for i in range(j - 2, -1, -1):  # group sequences[i:j]
             shared = min(shared, adjacent[i])
-            shortest = min(shortest, len(sequences[i]))
-            length = min(shared, shortest - 1)
-            if length < min_shared:
-                break  # a longer group only shares less
-            if best[i] + (j - i - 1) * length > best[j]:
-                best[j], cut[j] = best[i] + (j - i - 1) * length, (i, length)
+            if shared < min_shared:
+                break  # a longer group shares less at its start
+            trie += len(sequences[i]) - adjacent[i]
+            if trie > GROUP_TOKENS_MAX:
+                break
+            if best[i] + cost(trie) < best[j]:
+                best[j], cut[j] = best[i] + cost(trie), i
     out: list[tuple[int, int]] = [(0, 0)] * n
     j, group = n, 0
     while j > 0:
-        i, length = cut[j]
+        i = cut[j]
+        length = 0
+        if j - i > 1:
+            length = min(min(adjacent[i:j - 1]), min(len(s) for s in sequences[i:j]) - 1)
         out[i:j] = [(group, length)] * (j - i)
         j, group = i, group + 1
     return out
+
+
+def sorted_groups(sequences: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """`shared_prefixes` of the sequences taken in token-id order, returned in their own
+    order (a batch usually arrives sorted; this does not rely on it)."""
+    order = sorted(range(len(sequences)), key=lambda k: list(sequences[k]))
+    found = shared_prefixes([sequences[k] for k in order])
+    out: list[tuple[int, int]] = [(0, 0)] * len(sequences)
+    for k, group in zip(order, found):
+        out[k] = group
+    return out
+
+
+def token_tree(sequences: Sequence[Sequence[int]]) -> tuple[list[int], list[int], list[list[int]]]:
+    """(tokens, parents, paths): the trie of `sequences`, nodes in creation order (a
+    parent before its children), parent -1 for a root; paths[k][i] is the node of
+    sequences[k]'s i-th token. Sequences sharing a beginning share its nodes."""
+    tokens: list[int] = []
+    parents: list[int] = []
+    children: dict[tuple[int, int], int] = {}
+    paths = []
+    for seq in sequences:
+        node, path = -1, []
+        for t in seq:
+            key = (node, int(t))
+            nxt = children.get(key)
+            if nxt is None:
+                nxt = len(tokens)
+                children[key] = nxt
+                tokens.append(int(t))
+                parents.append(node)
+            path.append(nxt)
+            node = nxt
+        paths.append(path)
+    return tokens, parents, paths
 
 
 def _padded(units: list[CausalUnit], device) -> dict:
@@ -194,67 +253,91 @@ def _padded(units: list[CausalUnit], device) -> dict:
 
 
 def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
-    """Final hidden states at (rows, cols), each group's shared prefix run once, nothing padded.
+    """Final hidden states at (rows, cols), each group run as a token tree, nothing padded
+    inside a row.
 
-    The batch is laid out as segments, a group's prefix followed by each
-    member's remaining tokens (or one unit run whole), packed into rows of
-    about PACK_TOKENS tokens (no padding inside a row, little at its end). A
-    4D attention mask lets a token see the earlier tokens of its own prefix
-    and its own continuation only, and position ids restart in every segment,
-    so each token is computed from exactly the tokens before it in its own
-    text, as in a whole-text pass (the tree-attention layout of Miao et al.
+    Each group (`shared_prefixes`) becomes the trie of its members (`token_tree`):
+    every distinct beginning runs once. Tries are packed into rows of about
+    PACK_TOKENS tokens (a bigger trie fills a row alone), and the rows run in
+    passes of similar width so that padding stays small. A 4D attention mask
+    lets a token see its ancestors in its own trie only, and its position id is
+    its depth, so each token is computed from exactly the tokens before it in
+    its own text, as in a whole-text pass (the tree attention of Miao et al.
     2024, SpecInfer).
     """
     import torch
 
-    # segments: (prefix ids, [(unit, its remaining ids), ...])
-    segments: list[tuple[list, list]] = []
-    for b, (group, length) in enumerate(groups):
-        if length and b > 0 and groups[b - 1] == (group, length):
-            segments[-1][1].append((b, units[b].ids[length:]))
-        else:
-            segments.append((units[b].ids[:length], [(b, units[b].ids[length:])]))
-    # pack segments into rows of about PACK_TOKENS, balanced (largest segment
-    # first into the emptiest row) so that the rows pad little
-    sizes = [len(p) + sum(len(rest) for _, rest in m) for p, m in segments]
+    members: dict[int, list[int]] = {}
+    for b, (group, _) in enumerate(groups):
+        members.setdefault(group, []).append(b)
+    trees = []  # (unit indices, tokens, parents, paths)
+    for group_units in members.values():
+        tokens, parents, paths = token_tree([units[b].ids for b in group_units])
+        trees.append((group_units, tokens, parents, paths))
+    # pack trees into rows of about PACK_TOKENS, balanced (largest first into the
+    # emptiest row); a tree longer than that takes a row of its own
+    sizes = [len(t[1]) for t in trees]
     n_rows = max(1, math.ceil(sum(sizes) / PACK_TOKENS))
-    packed: list[list] = [[] for _ in range(n_rows)]
+    packed: list[list[int]] = [[] for _ in range(n_rows)]
     fill = [0] * n_rows
-    for k in sorted(range(len(segments)), key=lambda k: -sizes[k]):
+    for k in sorted(range(len(trees)), key=lambda k: -sizes[k]):
         r = fill.index(min(fill))
-        packed[r].append(segments[k])
+        packed[r].append(k)
         fill[r] += sizes[k]
-    width = max(fill)
-    ids = torch.zeros((n_rows, width), dtype=torch.long)
-    positions = torch.zeros((n_rows, width), dtype=torch.long)
-    seg_of = torch.full((n_rows, width), -1, dtype=torch.long)  # padding: segment -1
-    owner = torch.full((n_rows, width), -1, dtype=torch.long)  # -1: a shared prefix token
-    where: dict[int, list[tuple[int, int]]] = {}  # unit -> (row, column) of each of its tokens
+    packed = [row for row in packed if row]
+    where: dict[int, tuple[int, list[int]]] = {}  # unit -> (row, column of each of its tokens)
+    row_data = []
     for r, row in enumerate(packed):
-        k = 0
-        for s_index, (prefix, members) in enumerate(row):
-            start = k
-            ids[r, k:k + len(prefix)] = torch.tensor(prefix, dtype=torch.long)
-            positions[r, k:k + len(prefix)] = torch.arange(len(prefix))
-            seg_of[r, k:k + len(prefix)] = s_index
-            k += len(prefix)
-            for b, rest in members:
-                ids[r, k:k + len(rest)] = torch.tensor(rest, dtype=torch.long)
-                positions[r, k:k + len(rest)] = torch.arange(len(prefix), len(prefix) + len(rest))
-                seg_of[r, k:k + len(rest)] = s_index
-                owner[r, k:k + len(rest)] = b
-                where[b] = [(r, start + i) for i in range(len(prefix))] + [(r, k + i) for i in range(len(rest))]
-                k += len(rest)
-    column = torch.arange(width)
-    earlier = column[None, :] <= column[:, None]  # (query, key)
-    same_segment = seg_of[:, :, None] == seg_of[:, None, :]
-    visible = (owner[:, None, :] == -1) | (owner[:, None, :] == owner[:, :, None])
-    mask = (earlier[None] & same_segment & visible)[:, None]  # (rows, 1, query, key)
+        width = sum(sizes[k] for k in row)
+        ids = torch.zeros(width, dtype=torch.long)
+        positions = torch.zeros(width, dtype=torch.long)
+        visible = torch.zeros((width, width), dtype=torch.bool)  # (query, key): key is an ancestor
+        start = 0
+        for k in row:
+            group_units, tokens, parents, paths = trees[k]
+            ids[start:start + len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+            for node, parent in enumerate(parents):
+                at = start + node
+                if parent >= 0:
+                    visible[at] = visible[start + parent]
+                    positions[at] = positions[start + parent] + 1
+                visible[at, at] = True
+            for b, path in zip(group_units, paths):
+                where[b] = (len(row_data), [start + node for node in path])
+            start += len(tokens)
+        row_data.append((ids, positions, visible))
+    # one forward pass per band of rows of similar width (within 2x of the widest)
+    order = sorted(range(len(row_data)), key=lambda r: -len(row_data[r][0]))
+    passes, band = [], []
+    for r in order:
+        if band and len(row_data[r][0]) * 2 < len(row_data[band[0]][0]):
+            passes.append(band)
+            band = []
+        band.append(r)
+    passes.append(band)
+    wanted: dict[int, list[int]] = {}  # row -> the columns read from it
+    at = [where[r] for r in rows]
+    picks = [(row, path[c]) for (row, path), c in zip(at, cols)]
+    for row, column in picks:
+        wanted.setdefault(row, []).append(column)
     device = base.device
-    hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
-                  position_ids=positions.to(device), use_cache=False).last_hidden_state
-    at = [where[r][c] for r, c in zip(rows, cols)]
-    return hidden[[a[0] for a in at], [a[1] for a in at]]
+    out = {}
+    for band in passes:
+        width = max(len(row_data[r][0]) for r in band)
+        ids = torch.zeros((len(band), width), dtype=torch.long)
+        positions = torch.zeros((len(band), width), dtype=torch.long)
+        mask = torch.zeros((len(band), 1, width, width), dtype=torch.bool)
+        for i, r in enumerate(band):
+            w = len(row_data[r][0])
+            ids[i, :w], positions[i, :w] = row_data[r][0], row_data[r][1]
+            mask[i, 0, :w, :w] = row_data[r][2]
+            mask[i, 0, w:, 0] = True  # padding queries see one key (no all-masked softmax rows)
+        hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
+                      position_ids=positions.to(device), use_cache=False).last_hidden_state
+        for i, r in enumerate(band):
+            for column in set(wanted.get(r, [])):
+                out[(r, column)] = hidden[i, column]
+    return torch.stack([out[pick] for pick in picks])
 
 
 def forward_logprobs(lm: LanguageModel, units: list[CausalUnit], token_budget: int | None = None,
@@ -303,7 +386,7 @@ def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bo
             window = getattr(model.config, "sliding_window", None) or math.inf
             share = (share_prefixes and model_type in SHARE_PREFIXES
                      and max(len(u.ids) for u in units) <= window)
-            groups = shared_prefixes([u.ids for u in units]) if share else []
+            groups = sorted_groups([u.ids for u in units]) if share else []
             at_rows = torch.tensor(rows, device=device)
             at_cols = torch.tensor(cols, device=device)
             # no KV cache: nothing is generated, and building one costs memory and time

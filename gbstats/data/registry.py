@@ -232,6 +232,36 @@ DATASETS: dict[str, DatasetEntry] = {
             ("exp4_data_about.txt", "data/exp4_data_about.txt", "277e428869d2dbe97eda5efafc19b480b7f5a30fa1c435b32359de6249f1f2b7"),
         ],
     ),
+    # No LICENSE file in the source repository (checked at the pinned commit): the
+    # de-identified data are shared by the author with the analysis code; the same
+    # experiments are chapters 1-2 of Gardner's 2023 Vanderbilt dissertation (Zenodo).
+    "gardner2023": _entry(
+        "gardner2023", "bethanygardner/Singular-They-Public", "20f628f289f8bc2f3561352acbef51379f0d157a",
+        "none stated (no LICENSE file in the repository); de-identified data shared by the author "
+        "with the analysis code",
+        [
+            ("exp1a_data.csv", "data/exp1a_data.csv", "ba98a39ddf3fcb12b1f279bcc64bd46795fd622a76174c18f4a3f344463dc9cf"),
+            ("exp1a_data_readme.txt", "data/exp1a_data_readme.txt", "83002ca022f0b2a792cd8c61b1e6a44354751dac26e80983cab077e5ec932410"),
+            ("exp1b_data.csv", "data/exp1b_data.csv", "f74f998dd1662e428460253f62768f9f1b3a13856a60125ab0da8ddbdd964cf2"),
+            ("exp1b_data_readme.txt", "data/exp1b_data_readme.txt", "3cbe9004da5687675fd782eebe81f0dad4179e128f9dd6ffa850b6ca6b566e5d"),
+            ("exp2_data.csv", "data/exp2_data.csv", "8664dba6a570f6478b7b72313771ca130ba3cc3974c8f0c5e3c8645eb4366e91"),
+            ("exp2_data_readme.txt", "data/exp2_data_readme.txt", "1589a2d1b87f116d533075bdacea054a824236aa0745b00f1f3e323a10c64424"),
+            ("materials/characters.xlsx", "materials/characters.xlsx", "1b0e6699756fb8d2e7692bcc54a693f6f8355412bdf6b1049d06503ba3d18640"),
+            ("materials/exp1_qualtrics.docx", "materials/exp1_qualtrics.docx", "973f418266be7e8ddd66724b8907ec67e0ea6239573df2bdf9064e19453dfb1e"),
+            ("materials/exp1b_qualtrics.docx", "materials/exp1b_qualtrics.docx", "bfec8eed8df7cf0491745b498e1bb8f9135554ceea75e6636880c97808c44c6a"),
+            ("materials/exp2_PSAs-biographies.pdf", "materials/exp2_PSAs-biographies.pdf", "1396d9accc787100a648a80bfa6bc56804970b6c87cf62f502b1f00e51eca18c"),
+            ("materials/materials_readme.txt", "materials/materials_readme.txt", "c0975d4857509d4ed03139e51bcea0da0b15ffd779675836db7864a9a9eb1c35"),
+            ("materials/exp2/main.js", "materials/exp2_PCIbex/data_includes/main.js", "83cd8486edd5760ce2cac0cef840310b3e8137d32a9ae21cc7f63a54031a5eb1"),
+            ("materials/exp2/psa_neutral.html", "materials/exp2_PCIbex/chunk_includes/psa_neutral.html", "a3f92e95be69297ff4921003b994071555f5f14fcc5aacc4a33690e3ffee63a5"),
+            ("materials/exp2/psa_pronoun.html", "materials/exp2_PCIbex/chunk_includes/psa_pronoun.html", "73417e4df207f0865a250b92affaedc822d168c408435d26800b66760c58862b"),
+            ("materials/exp2/stimuli_characters.csv", "materials/exp2_PCIbex/chunk_includes/stimuli_characters.csv", "f51ada5d33977e0abd66b4882dfb9a0be2bdcb408b788584c71129c3d1eb121a"),
+            ("materials/exp2/stimuli_training.csv", "materials/exp2_PCIbex/chunk_includes/stimuli_training.csv", "5e48a3d2549e49003d6690628ba1c87a7940525e08441e0e7604456dc42f2a6d"),
+            ("materials/exp2/story1_she.html", "materials/exp2_PCIbex/chunk_includes/story1_she.html", "1a1070be3e7507515d136bff23f4c502646e1657393a42b11197f3cd172777b9"),
+            ("materials/exp2/story1_they_fem.html", "materials/exp2_PCIbex/chunk_includes/story1_they_fem.html", "46829eb2c53daad467570f42e1e143a53963a43e6fe622d33f072c698dca12bf"),
+            ("materials/exp2/story2_he.html", "materials/exp2_PCIbex/chunk_includes/story2_he.html", "56d32dd8a75b5e5448936e07db229b2d52b4ba18a22b1343499e9c2a99480206"),
+            ("materials/exp2/story2_they_masc.html", "materials/exp2_PCIbex/chunk_includes/story2_they_masc.html", "ec2b40ad805f1ce080a7d1e72e1cfddbac2104f6349abf1a0577a696e00d9f40"),
+        ],
+    ),
 }
 
 _DESCRIPTIONS = {
@@ -246,6 +276,7 @@ _DESCRIPTIONS = {
     "camilliere2021": "Singular-they stimuli, 40 items x 8 conditions + 15 inanimate "
                       "(Camilliere et al. 2021, as published by Watson et al. 2023)",
     "gardner2024": "Pronoun choice and memory after first, last and full names (Gardner & Brown-Schmidt 2024)",
+    "gardner2023": "Memory for and production of singular they: Exp 1A, 1B, 2 (Gardner 2023)",
 }
 DATASETS = {k: DatasetEntry(v.name, v.repo, v.commit, v.license, v.files, v.loader,
                             _DESCRIPTIONS[k]) for k, v in DATASETS.items()}

@@ -77,10 +77,15 @@ def table_problems(table: ReportTable) -> list[str]:
         body = [r for r in rows if not _is_heading(r)]
         headings = [r[0].strip("*") for r in rows if _is_heading(r)]
         problems += [where + p for p in cell_problems(headings)]
+        # a model table's column mixes estimates, SE lines and fit rows (log-likelihood to
+        # one decimal) by design; its digits are set per model, and a model whose SEs are
+        # not shown ("--") would read as a column of unevenly rounded numbers
+        model_table = bool(header) and header[0] == "Term" and "Fit" in headings
         for j, label in enumerate(header):
             column = [r[j] for r in body if j < len(r)]
             problems += [where + p for p in cell_problems(column)]
-            problems += [where + p for p in _digit_problems(label, column)]
+            if not (model_table and j > 0):
+                problems += [where + p for p in _digit_problems(label, column)]
     return list(dict.fromkeys(problems))
 
 

@@ -19,7 +19,7 @@ from gbstats.errors import ChecksumError, DataValidationError, UnknownNameError
 
 EXPECTED_NAMES = {"papineau2022", "watson2023", "cog_gb_eval2023", "ruff2024",
                   "winopron2024", "winogender2018", "winobias2018", "genda_lens2023",
-                  "camilliere2021", "gardner2024"}
+                  "camilliere2021", "gardner2024", "gardner2023"}
 
 
 def make_mirror(root: Path, name: str, data_dir: Path) -> Path:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import models.causal as causal
-from models.causal import score_continuations, shared_prefixes, token_surprisals
+from models.causal import score_continuations, shared_prefixes, token_surprisals, token_tree
 
 # texts sharing beginnings of different lengths, one sharing nothing, and a
 # forced choice (same frame, four pronouns)
@@ -36,9 +36,17 @@ def test_groups_share_the_longest_useful_prefix():
     assert shared_prefixes([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 3, 6, 7]]) == [(0, 3)] * 3
     # nothing in common: each text runs whole
     assert [length for _, length in shared_prefixes([[1, 9], [2, 9]])] == [0, 0]
-    # one group of four would share [1, 2] and save 3 * 2 = 6 positions; two
-    # pairs share [1, 2, 3, 4, 5] and [1, 2, 8] and save 5 + 3 = 8, so two pairs it is
+    # a group runs as a token tree: all four together run 6 + 1 + 2 + 1 = 10 token
+    # positions ([1, 2] once, [3, 4, 5] once, [8] once), two pairs 7 + 5 = 12, so one group
+    # of four it is; its common prefix is [1, 2]
     groups = shared_prefixes([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7], [1, 2, 8, 1], [1, 2, 8, 2]])
+    assert [length for _, length in groups] == [2, 2, 2, 2]
+    assert len({g for g, _ in groups}) == 1
+    # ... unless the attention over one wide row costs more than it saves: with the
+    # quadratic term weighing in at 8 tokens, the two pairs (7 + 49/8, 5 + 25/8 = 21.25)
+    # beat the group of four (10 + 100/8 = 22.5)
+    groups = shared_prefixes([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7], [1, 2, 8, 1], [1, 2, 8, 2]],
+                             quadratic_tokens=8)
     assert [length for _, length in groups] == [5, 5, 3, 3]
     assert groups[0][0] == groups[1][0] != groups[2][0] == groups[3][0]
     # identical texts still keep one token of their own
@@ -46,6 +54,13 @@ def test_groups_share_the_longest_useful_prefix():
     # below min_shared, nothing is shared
     assert [length for _, length in shared_prefixes([[1, 5, 6], [1, 5, 7]], min_shared=3)] == [0, 0]
     assert shared_prefixes([]) == []
+
+
+def test_token_tree_runs_each_distinct_beginning_once():
+    tokens, parents, paths = token_tree([[1, 2, 3], [1, 2, 4], [1, 5], [1, 2, 3]])
+    assert tokens == [1, 2, 3, 4, 5]
+    assert parents == [-1, 0, 1, 1, 0]
+    assert paths == [[0, 1, 2], [0, 1, 3], [0, 4], [0, 1, 2]]
 
 
 def _without_sharing(monkeypatch):

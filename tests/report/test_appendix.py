@@ -104,3 +104,16 @@ def test_nan_never_prints(tmp_path):
     report = StudyReport("demo", tmp_path, "t")
     report.table("t", pd.DataFrame({"x": [np.nan, 1.5], "y": [np.inf, 2.0]}), "c")
     assert "nan" not in report.blocks[-1].lower() and "inf" not in report.blocks[-1].lower()
+
+
+def test_a_model_column_without_ses_is_not_read_as_uneven_numbers():
+    """A model table's column mixes estimates and fit rows (log-likelihood to one decimal) by
+    design; a model whose SEs are not shown ("--", a failed fit) has no "(SE)" line to say
+    so, and is not a column of unevenly rounded numbers. A plain table's column still is."""
+    from gbstats.report.report_tables import ReportTable
+
+    rows = [["Intercept", "0.899"], ["", "--"], ["*Fit*", ""], ["Log-likelihood", "-538.3"]]
+    model = ReportTable("m", "A model", [(["Term", "Failed fit"], rows)])
+    assert table_problems(model) == []
+    plain = ReportTable("p", "A table", [(["Term", "Value"], [["a", "0.899"], ["b", "-538.3"]])])
+    assert "uneven decimals [1, 3]" in "\n".join(table_problems(plain))

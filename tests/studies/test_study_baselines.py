@@ -71,6 +71,7 @@ FITTED_TABLES = {
                        "glmm_pro_minus_anti"},
     "genda_lens": {"mixed_model"},
     "name_gender": {"human_models", "human_fit_settings", "like_for_like_models"},
+    "pronoun_memory": {"human_models", "human_fit_settings", "human_variances"},
 }
 # Tables computed from language-model scores (smollm2-135m; role_nouns and cognitive_bias
 # run with --model none). Their float columns get tolerances.MODEL (plus FITTED where the
@@ -89,6 +90,7 @@ MODEL_TABLES = {
     "winopron": {"below_chance", "bias_agreement", "bias_agreement_summary",
                  "bias_by_pronoun_and_case", "metrics", "summary"},
     "genda_lens": {"effect_sizes", "metrics", "mixed_model"},
+    "pronoun_memory": {"model_vs_people", "contrasts", "pronoun_mass"},
 }
 # pronoun_fidelity's GLMM (correct ~ n_distractors * pronoun_set + case + two random
 # intercepts) on the same instance table, with the same code, lands on one of two optima

@@ -30,9 +30,6 @@ NOT_YET = {
                    "kind, rows, coding) and cells (m_cond, R term names); in the appendix "
                    "human_models runs 177 pt into the margin, human_fit_settings 20 pt; its "
                    "fitted models are not yet model tables (StudyReport.model_table)",
-    "pronoun_memory": "a new study (engineer 'memory'): convert its report to the table grammar "
-                      "(labels=, values=, StudyReport.model_table for its fits; docs/tables.md) "
-                      "and give it fast flags in make_baselines.RUNS",
 }
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 

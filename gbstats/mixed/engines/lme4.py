@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import shutil
+import sys
 import warnings as pywarnings
 from dataclasses import replace
 
@@ -239,28 +240,55 @@ CI_METHOD = {
 
 
 def _with_contrasts(Lmer, codings):
-    """pymer4's Lmer, but handing lme4 our contrast matrices (R's
-    ``contrasts=`` argument), with row names = levels and column names =
-    the coding's names, so that R names the terms as `r_term_names` does
-    (``close1`` for contr.sum, ``close<colname>`` for a user matrix).
-    pymer4's own `_make_factors` would rebuild the matrices from "human
-    readable" weights and drop our names."""
+    """pymer4's Lmer, but handing lme4 our contrast matrices, with row names =
+    levels and column names = the coding's names, so that R names the terms as
+    `r_term_names` does (``close1`` for contr.sum, ``close<colname>`` for a
+    user matrix). pymer4's own `_make_factors` would rebuild the matrices from
+    "human readable" weights and drop our names.
+
+    The matrices go to lme4 twice: as (g)lmer's ``contrasts=`` argument and as
+    each factor's ``contrasts()`` attribute in the data frame R receives.
+    The argument alone codes only the fixed part: lme4 builds a random
+    slope's columns (``(1 + f | g)``) from the factor's own attribute, so
+    those slopes would silently be treatment-coded (variances named
+    ``fb``, ``fc``), a different parametrisation that can end at another
+    optimum. R users set ``contrasts(d$f) <- m``, which codes both."""
+
+    def r_matrices():
+        from rpy2 import robjects
+
+        matrices = {}
+        for var, coding in codings.items():
+            values = robjects.FloatVector(coding.matrix.ravel(order="F"))
+            matrix = robjects.r["matrix"](values, nrow=len(coding.levels))
+            matrix.rownames = robjects.StrVector(list(coding.levels))
+            matrix.colnames = robjects.StrVector(list(coding.names))
+            matrices[var] = matrix
+        return robjects.ListVector(matrices)
 
     class CodedLmer(Lmer):
         def _make_factors(self, factor_dict, ordered=False):
-            from rpy2 import robjects
-
-            matrices = {}
-            for var, coding in codings.items():
-                values = robjects.FloatVector(coding.matrix.ravel(order="F"))
-                matrix = robjects.r["matrix"](values, nrow=len(coding.levels))
-                matrix.rownames = robjects.StrVector(list(coding.levels))
-                matrix.colnames = robjects.StrVector(list(coding.names))
-                matrices[var] = matrix
             self.factors = factor_dict
-            return robjects.ListVector(matrices), self.data
+            return r_matrices(), self.data
+
+        def fit(self, *args, **kwargs):
+            module = sys.modules[Lmer.__module__]
+            plain = module.pandas2R
+
+            def with_contrast_attributes(frame):
+                return _r_function(SET_CONTRASTS)(plain(frame), r_matrices())
+
+            module.pandas2R = with_contrast_attributes  # pymer4 converts the data with it
+            try:
+                return super().fit(*args, **kwargs)
+            finally:
+                module.pandas2R = plain
 
     return CodedLmer
+
+
+# R: every coded factor of the data frame gets its matrix as contrasts() attribute
+SET_CONTRASTS = "function(d, m) { for (v in names(m)) contrasts(d[[v]]) <- m[[v]]; d }"
 
 
 def _r_ready_frame(prepared) -> pd.DataFrame:

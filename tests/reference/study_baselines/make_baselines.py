@@ -17,7 +17,8 @@ centred raw-r intervals, the corrected comparison table) and pronoun_fidelity to
 glmer beside it); name_gender was added (issue 23, part B). singular_they was remade
 on branch `they` (issue 31, point 9): its simulated panel draws people first and has
 calibrated survey scores (every SIMULATED table changed), and four tables were added
-(published_anchor, panel_parameters, panel_rating_means, panel_survey_tests). Each study runs
+(published_anchor, panel_parameters, panel_rating_means, panel_survey_tests);
+pronoun_memory was added (issue 30), with the embedded model on Exp 1A's lists. Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
@@ -55,6 +56,9 @@ RUNS: dict[str, list[str]] = {
     "winopron": ["--limit", "2"],
     "genda_lens": ["--limit", "5", "--n-boot", "200"],
     "name_gender": ["--model", "none", "--no-bayes"],
+    # the model reads Exp 1A's three lists only (faithful condition), 200 bootstrap replicates
+    "pronoun_memory": ["--experiments", "1a", "--no-distractors", "--ruff-per-seed", "0",
+                       "--no-bayes", "--n-boot", "200"],
 }
 
 

@@ -1,0 +1,278 @@
+"""studies.pronoun_memory: what the shared contexts cost, before and after token trees.
+
+    .venv/bin/python benchmarks/pronoun_memory.py                 # all three parts
+    .venv/bin/python benchmarks/pronoun_memory.py --parts work    # the deterministic count only
+
+Writes benchmarks/results/pronoun_memory.json.
+
+- `work` (deterministic, independent of load): every unit the study scores
+  (prompt x task x option: 6 per character asked about) tokenised with
+  smollm2-135m's tokenizer, and the token positions the engine runs and the
+  query-key pairs its attention computes, under
+    whole_texts: no sharing, each unit run whole;
+    before: models.causal at --before (one shared prefix per group, commit
+            batches of 32, memory and production in two calls: what the study
+            would have paid before this branch);
+    after: this checkout (each group a token tree, groups weighed by a cost
+           that counts attention, both tasks in one call, commit batches of
+           1024, as studies.pronoun_memory scores).
+  Rows per part of the design (Exp 2, Exp 1A's faithful lists, Exp 1A's
+  distractor sweep, Exp 1B) and in total.
+- `ratio`: wall and CPU time of scoring the same units (one Exp 1A list: 72
+  units, no score cache) with the engine before and after, interleaved, min of
+  --repeats; the ratios are the comparable numbers on a shared machine.
+- `floor`: the least time the `after` work can take on this machine: the
+  floating-point operations it needs (every token position through every
+  layer's projections and MLP, every query-key pair of a packed row through
+  QK^T and PV, the LM head where a score is read), divided by the best fp32
+  matmul rate measured here (torch, the model's shapes, max of repeats).
+- `study`: `python -m studies.pronoun_memory --no-bayes` cold (empty score and
+  fit cache, the converted model kept) and warm (everything cached), each a
+  fresh process, with the seconds of each progress line and the CPU seconds
+  the run used. On a loaded machine the wall seconds are inflated; the load
+  average is recorded before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BEFORE = "bb3c7c7"   # main before this branch
+sys.path.insert(0, str(REPO))
+
+
+def load_before(ref: str):
+    """models.causal as it was at `ref`, imported under another name (its imports of the
+    rest of models/ resolve to this checkout, which the change left alone)."""
+    source = subprocess.run(["git", "show", f"{ref}:models/causal.py"], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "causal_before.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("causal_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["causal_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def study_units():
+    from gbstats.data.registry import load_dataset
+    from studies.pronoun_memory import contexts as C
+    from studies.pronoun_memory.model_side import continuation_units
+
+    tables = load_dataset("gardner2023").tables
+    prompts = C.all_prompts(tables, 2023)
+    units = continuation_units(prompts).merge(
+        prompts[["prompt_id", "experiment", "faithful"]], on="prompt_id")
+    units["part"] = [f"Exp {e.upper()}" + ("" if e != "1a" else (" faithful" if f else " sweep"))
+                     for e, f in zip(units["experiment"], units["faithful"])]
+    return units
+
+
+def token_ids(units, tokenizer):
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    texts = [p + c for p, c in zip(units["prefix"], units["continuation"])]
+    return [[bos] + ids for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def ancestor_pairs(parents: list[int]) -> int:
+    """Query-key pairs a tree's tokens need: each token attends to itself and its ancestors
+    (the rest of a packed row's width x width pairs are computed and masked out)."""
+    depth = []
+    for parent in parents:
+        depth.append(1 if parent < 0 else depth[parent] + 1)
+    return sum(depth)
+
+
+def cost(sequences, batch: int, grouping, tree: bool, needed: list | None = None
+         ) -> tuple[int, int]:
+    """(token positions run, query-key pairs) for sorted sequences in commit batches; with
+    `needed` (a list), the pairs the causal mask keeps are appended to it."""
+    from models.causal import token_tree
+
+    sequences = sorted(sequences)
+    positions = pairs = 0
+    for start in range(0, len(sequences), batch):
+        chunk = sequences[start:start + batch]
+        groups = {}
+        for seq, (group, length) in zip(chunk, grouping(chunk)):
+            groups.setdefault((group, length), []).append(seq)
+        for (_, length), members in groups.items():
+            if tree:
+                tokens, parents, _ = token_tree(members)
+                run = len(tokens)
+                if needed is not None:
+                    needed.append(ancestor_pairs(parents))
+            else:
+                run = length + sum(len(s) - length for s in members) if length else \
+                    sum(len(s) for s in members)
+            positions += run
+            pairs += run * run if (length or tree) else sum(len(s) ** 2 for s in members)
+    return positions, pairs
+
+
+def work_part(before) -> dict:
+    from models.causal import shared_prefixes
+    from models.loading import load_scorer
+
+    units = study_units()
+    tokenizer = load_scorer("smollm2-135m").tokenizer
+    units["ids"] = token_ids(units, tokenizer)
+    rows = {}
+    for part, block in list(units.groupby("part")) + [("total", units)]:
+        whole = sum(len(s) for s in block["ids"])
+        old_positions = old_pairs = 0
+        for task in ("memory", "production"):   # two calls, 32 per commit
+            p, q = cost(list(block[block["task"] == task]["ids"]), 32, before.shared_prefixes,
+                        tree=False)
+            old_positions, old_pairs = old_positions + p, old_pairs + q
+        needed: list[int] = []
+        new_positions, new_pairs = cost(list(block["ids"]), 1024, shared_prefixes, tree=True,
+                                        needed=needed)
+        rows[part] = {"units": len(block), "whole_texts_positions": whole,
+                      "before_positions": old_positions, "after_positions": new_positions,
+                      "before_attention_pairs": old_pairs, "after_attention_pairs": new_pairs,
+                      "after_attention_pairs_unmasked": sum(needed),
+                      "positions_ratio_before_over_after": old_positions / new_positions}
+    return rows
+
+
+def ratio_part(before, repeats: int) -> dict:
+    import models.causal as after
+    from models.loading import load_scorer
+
+    lm = load_scorer("smollm2-135m")
+    units = study_units()
+    # one Exp 1A list (72 units): the engine before takes ~10x longer, so more is slow
+    subset = units[(units["part"] == "Exp 1A faithful") & units["prompt_id"].str.startswith("1a|1|")]
+
+    def run(module, batch, split):
+        calls = [subset[subset["task"] == t] for t in ("memory", "production")] if split \
+            else [subset]
+        start, cpu = time.perf_counter(), time.process_time()
+        for part in calls:
+            module.unit_logprobs(lm, list(part["prefix"]), list(part["continuation"]),
+                                 bos="prepend", batch_size=batch, cache_dir=None,
+                                 use_cache=False, progress=False)
+        return time.perf_counter() - start, time.process_time() - cpu
+
+    times = {"before": [], "after": []}
+    for _ in range(repeats):
+        times["before"].append(run(before, 32, split=True))
+        times["after"].append(run(after, 1024, split=False))
+    wall = {k: [w for w, _ in v] for k, v in times.items()}
+    cpu = {k: [c for _, c in v] for k, v in times.items()}
+    return {"units": len(subset), "what": "Exp 1A list 1: 12 characters x (3 options + 3 words)",
+            "before_wall_seconds": wall["before"], "after_wall_seconds": wall["after"],
+            "before_cpu_seconds": cpu["before"], "after_cpu_seconds": cpu["after"],
+            "ratio_wall": min(wall["before"]) / min(wall["after"]),
+            "ratio_cpu": min(cpu["before"]) / min(cpu["after"])}
+
+
+def floor_part(work: dict, repeats: int) -> dict:
+    """FLOPs of the study's scoring (from `work`'s counts) over the best measured fp32 rate."""
+    import torch
+
+    from models.loading import load_scorer
+
+    config = load_scorer("smollm2-135m").model.config
+    d, d_ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or d // heads
+    kv = config.num_key_value_heads * head_dim
+    per_position = 2 * layers * (d * d + 2 * d * kv + d * d + 3 * d * d_ff)
+    per_pair = 4 * layers * heads * head_dim       # QK^T and PV, 2 flops per multiply-add
+    head = 2 * d * config.vocab_size
+    total = work["total"]
+    flops = {"linear": total["after_positions"] * per_position,
+             "attention": total["after_attention_pairs"] * per_pair,
+             "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit
+    by_part = {part: {"linear": row["after_positions"] * per_position,
+                      "attention": row["after_attention_pairs"] * per_pair,
+                      "attention_unmasked_only": row["after_attention_pairs_unmasked"] * per_pair}
+               for part, row in work.items()}
+    x = torch.randn(2048, d)
+    w = torch.randn(d, d_ff)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(20):
+            x @ w
+        rates.append(20 * 2 * 2048 * d * d_ff / (time.perf_counter() - start))
+    rate = max(rates)
+    return {"flops": flops, "total_flops": sum(flops.values()),
+            "matmul_gflops_best": rate / 1e9, "matmul_gflops_all": [r / 1e9 for r in rates],
+            "torch_threads": torch.get_num_threads(),
+            "lower_bound_seconds": sum(flops.values()) / rate,
+            "flops_by_part": by_part,
+            "lower_bound_seconds_if_masked_pairs_were_skipped":
+                (sum(flops.values()) - flops["attention"]
+                 + total["after_attention_pairs_unmasked"] * per_pair) / rate,
+            "note": "a bound: real layers also run norms, rotary embeddings, softmax and "
+                    "masks, and a loaded machine shares its cores"}
+
+
+STEP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
+
+
+def study_part() -> dict:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GBSTATS_CACHE": str(Path(tmp) / "cache")}
+        for kind in ("cold", "warm"):
+            load = os.getloadavg()
+            start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+            proc = subprocess.run([sys.executable, "-m", "studies.pronoun_memory", "--no-bayes",
+                                   "--out", str(Path(tmp) / "out")], cwd=REPO, env=env,
+                                  capture_output=True, text=True, check=False)
+            seconds = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            steps = [(float(m.group(1)), m.group(2)) for line in proc.stderr.splitlines()
+                     for m in [STEP.match(line.strip())] if m]
+            out[kind] = {"seconds": seconds, "cpu_seconds": cpu, "returncode": proc.returncode,
+                         "load_before": load, "load_after": os.getloadavg(), "steps": steps,
+                         "stderr_tail": proc.stderr[-2000:] if proc.returncode else ""}
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="work,floor,ratio,study")
+    parser.add_argument("--before", default=BEFORE)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_memory.json"))
+    args = parser.parse_args(argv)
+    parts = args.parts.split(",")
+    before = load_before(args.before)
+    result = {"before": args.before, "machine": platform.platform(),
+              "cpu_count": os.cpu_count(), "load_before": os.getloadavg()}
+    if "work" in parts:
+        result["work"] = work_part(before)
+    if "floor" in parts:
+        if "work" not in result:
+            result["work"] = work_part(before)
+        result["floor"] = floor_part(result["work"], args.repeats)
+    if "ratio" in parts:
+        result["ratio"] = ratio_part(before, args.repeats)
+    if "study" in parts:
+        result["study"] = study_part()
+    result["load_after"] = os.getloadavg()
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from studies.pronoun_memory.run import STUDY
+
+STUDY.run_as_main()

@@ -1,0 +1,337 @@
+"""pronoun_memory: load -> score -> fit -> tables -> report (Gardner's Exp 1A, 1B, 2)."""
+from __future__ import annotations
+
+from gbstats.data.registry import load_dataset
+from studies.pronoun_memory import compare as K
+from studies.pronoun_memory import contexts as C
+from studies.pronoun_memory import human as H
+from studies.pronoun_memory import model_side as M
+from studies.pronoun_memory import presentation as P
+from studies.pronoun_memory import ruff as R
+
+# one commit batch holds every prompt of several lists, so that a list's (or a PSA
+# condition's) long context runs once as the root of one token tree (models.causal)
+SCORING_BATCH = 1024
+
+
+def fit_cache(run) -> dict:
+    return {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
+
+
+def check_twin_flags(run) -> None:
+    """--human-twins asks for Bayesian fits that --no-bayes turns off: refused before any
+    work rather than one flag silently winning."""
+    from gbstats.errors import GbstatsError
+
+    if run.args.human_twins and run.args.no_bayes:
+        raise GbstatsError("--human-twins asks for Bayesian twins, which --no-bayes turns off; "
+                           "expected one or the other: drop --no-bayes to fit them, or drop "
+                           "--human-twins")
+
+
+def load(run, _):
+    check_twin_flags(run)
+    loaded = load_dataset("gardner2023", run.args.data_dir)
+    run.log.extend(loaded.exclusions)
+    tables = loaded.tables
+    for experiment in ("1a", "1b"):
+        s = tables[f"exp{experiment}_stimuli"]
+        fixed = s[s["introduction_source"] != "docx"]
+        for r in fixed.itertuples():
+            run.note(f"Exp {experiment.upper()} list {r.List}: the Qualtrics export shows "
+                     f"\"{r.introduction_shown}\" where the list (characters.xlsx) and the data "
+                     f"have {r.Name} ({r.Pronoun}); the model reads the workbook's sentence.")
+        for r in s[s["name_in_second_sentence"] != s["Name"]].itertuples():
+            run.note(f"Exp {experiment.upper()} list {r.List}: the introduction people read "
+                     f"has a typo, kept as shown: \"{r.introduction}\".")
+    return {"tables": tables}
+
+
+def score(run, state):
+    tables = state["tables"]
+    if not run.wants_model:
+        run.note("--model none: the human side only (no scoring, no model-vs-people "
+                 "comparison, no distractors).")
+        return {**state, "scored": None}
+    experiments = run.args.experiments
+    sweep = not run.args.no_distractors and C.SWEEP_EXPERIMENT in experiments
+    if list(experiments) != list(C.EXPERIMENTS):
+        run.note(f"--experiments {','.join(experiments)}: the model reads only these "
+                 "experiments' materials (the authors' models are fitted on all three).")
+    prompts = C.all_prompts(tables, run.seed, distractors=sweep, experiments=experiments)
+    lm = run.model()
+    run.say(f"scoring {len(prompts)} prompts x (3 memory options + 3 next words) with {lm.name}: "
+            f"{prompts['context_id'].nunique()} shared contexts")
+    scored = M.score_prompts(prompts, lm, batch_size=SCORING_BATCH, **run.cache)
+    run.add_provenance(scoring=scored.attrs["scoring"], scoring_runs=scored.attrs["run"],
+                       exp2_character_order_seed=run.seed)
+    run.write_csv("model_scores.csv", scored)
+    ruff = None
+    if run.args.ruff_results:
+        ruff = R.ruff_results_fidelity(run.args.ruff_results, lm.name)
+        run.add_data_files([run.args.ruff_results])
+    elif run.args.ruff_per_seed and sweep:
+        run.say(f"pronoun_fidelity's RUFF they-fidelity on a sample ({run.args.ruff_per_seed} "
+                "per seed and number of distractors)")
+        ruff = R.ruff_sample_fidelity(lm, per_seed=run.args.ruff_per_seed, seed=run.seed,
+                                      data_dir=run.args.data_dir, cache=run.cache, log=run.log)
+    return {**state, "scored": scored, "ruff": ruff}
+
+
+def fit(run, state):
+    tables = state["tables"]
+    if not run.lme4_available("the authors' glmer models"):
+        return {**state, "human": {}, "status": {}}
+    run.say(f"fitting the authors' {len(H.HUMAN_MODELS)} models (lme4 glmer; a glm for one)")
+    human = H.fit_human_models(tables, **fit_cache(run))
+    status = H.statuses(human, tables)
+    for spec in H.HUMAN_MODELS:
+        run.record_fits(spec.key, human[spec.key])
+        st = status[spec.key]
+        if st["status"] == "FAILED":
+            run.warn([f"{spec.key} [lme4]: FAILED FIT - {st['lme4_messages']}; its SEs are "
+                      f"{st['min_se_ratio_to_glm']:.3f} x those of the same fixed part without "
+                      "random effects: the Hessian they come from is broken. Read its point "
+                      "estimates only."])
+    if run.bayes and run.args.human_twins:
+        run.say("Bayesian twins of the six main models (bambi/PyMC; minutes each)")
+        for spec in (s for s in H.HUMAN_MODELS if s.twin):
+            rows, contrasts = H.model_rows(spec, tables[f"exp{spec.experiment}"])
+            safe, back = H.bambi_safe(contrasts)
+            twin = run.fit(spec.formula, rows, name=f"{spec.key} twin", family="binomial",
+                           backends=[], twin=True, contrasts=safe, loo=False)
+            human[spec.key]["pymc"] = H.rename_terms(twin["pymc"], back)
+    else:
+        run.note("The Bayesian twins of the six main models are opt-in (--human-twins; "
+                 "minutes each on 2 cores; refitted until R-hat <= 1.01, ESS >= 400 and no "
+                 "divergences, up to 4x --draws).")
+    return {**state, "human": human, "status": status}
+
+
+def tables(run, state):
+    out = {"state": state}
+    human = state.get("human") or {}
+    if human:
+        out["human_models"] = H.human_models_table(human, state["status"])
+        out["human_fit_settings"] = H.fit_settings(human, state["status"])
+        out["human_variances"] = H.variance_table(human)
+    scored = state.get("scored")
+    people = K.people_long(state["tables"], run.log)
+    if scored is None:
+        out["people_cells"] = K.people_cells(people, n_boot=run.args.n_boot, seed=run.seed)
+        return out
+    model = K.model_long(scored, state["tables"])
+    run.say(f"people vs model: two-way bootstrap over participants and characters "
+            f"({run.args.n_boot} replicates)")
+    cells, contrasts = K.compare(people, model, n_boot=run.args.n_boot, seed=run.seed)
+    out["model_vs_people"] = cells
+    out["contrasts"] = contrasts
+    out["verdicts"] = K.verdicts(cells, contrasts, model)
+    out["pronoun_mass"] = K.pronoun_mass_table(model)
+    if (scored["n_characters"] != 12).any():
+        out["distractors"] = R.distractor_table(scored)
+    if state.get("ruff") is not None:
+        out["ruff"] = state["ruff"]
+    if "2" in run.args.experiments:
+        run.say("which participants does the model resemble (Exp 2, participant gender)")
+        out.update(K.gender_alignment(people, model, run.log, n_boot=run.args.n_boot,
+                                      seed=run.seed, **fit_cache(run)))
+    return out
+
+
+# --------------------------------------------------------------------------
+# report (the table grammar: studies/pronoun_memory/presentation.py gives the words)
+
+def failed_fit_text(out: dict, status: dict) -> str:
+    """One paragraph per FAILED fit: what lme4 said, how small its SEs are, what to read."""
+    lines = []
+    models = out["human_models"]
+    for r in out["human_fit_settings"].itertuples():
+        if r.status != "FAILED":
+            continue
+        st = status[r.model]
+        ses = models[(models["model"] == r.model) & (models["backend"] == "lme4")]["std_error"]
+        lines.append(
+            f"- **{r.model}** (`{r.formula}`): lme4 stops with \"{st['lme4_messages']}\", and "
+            f"every SE comes out near {ses.median():.4f} ({st['min_se_ratio_to_glm']:.3f} x the "
+            "SEs of the same fixed part without random effects). The finite-difference Hessian "
+            "these SEs come from is broken: the point estimates are reproduced, the SEs must not "
+            "be read. The authors saw the problem and reported the glm instead "
+            "(exp1b_m_mp_buildmer). Its model table shows no SE for it (--); results.json's "
+            "human_models keeps lme4's numbers with status FAILED and se_usable false.")
+    return "\n".join(lines)
+
+
+HUMAN_NOTES = ["glmer: Laplace (nAGQ = 1), glmerControl() defaults (bobyqa, then Nelder-Mead), "
+               "as buildmer and the authors' glmer calls; the glm: statsmodels IRLS",
+               "Estimates in log-odds of a correct answer"]
+
+
+def human_model_tables(run, report, out, state) -> None:
+    """One model table per experiment (Exp 2: main models, follow-ups, and the four-way
+    memory -> production model in two parts), every fit's status in the notes."""
+    human, status = state["human"], state["status"]
+    failed = P.failed_note(human, status)
+    options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
+    for name, experiment, keys, caption in P.MODEL_TABLES:
+        keys = [k for k in keys if k in human]
+        if not keys:
+            continue
+        notes = HUMAN_NOTES + [note for key, note in failed.items() if key in keys]
+        columns = P.model_columns(human, status, keys)
+        report.model_table(name, columns, caption, data=False, notes=notes,
+                           terms=P.term_words(columns), **options)
+    if "exp2_m_mp" in human:
+        first, second = P.mp_split(human)
+        columns = P.model_columns(human, status, ["exp2_m_mp"])
+        for part, (drop, which) in enumerate(((second, "terms 1-12"), (first, "terms 13-24")),
+                                             start=1):
+            report.model_table(
+                f"human_models_2_mp_part{part}", columns,
+                f"Exp 2: production by memory accuracy, pronoun, PSA and biographies ({which})",
+                data=False, drop_terms=drop, terms=P.term_words(columns), notes=HUMAN_NOTES + [
+                    "The four-way model has 24 terms: this table shows " + which + " of them"],
+                **options)
+
+
+def report(run, report, out):
+    from studies.pronoun_memory import plots as PL
+
+    state = out["state"]
+    model_name = run.args.model if run.wants_model else "none"
+    report.section("Design", (
+        "Gardner's experiments on memory for and production of singular *they* (dataset "
+        "`gardner2023`, bethanygardner/Singular-They-Public @ 20f628f, no LICENSE file): "
+        "participants met 12 characters (four each with he/him, she/her, they/them), did a "
+        "math distractor, answered \"What pronouns does X use?\" and completed \"After X got "
+        "home from working ...\". Exp 1A (102 participants) and 1B (101; sentences before "
+        "the memory questions) ran in Qualtrics; Exp 2 (320, PCIbex) crossed a PSA about "
+        "gendered language with biographies that use singular *they*. The human side refits "
+        "the authors' glmer models (docs/pronoun-memory-reproduction.md sets every published "
+        "number beside ours). The model side gives "
+        f"`{model_name}` what a participant read, in order, as one shared context per list, then "
+        "asks each memory question (forced choice over the three options) and each sentence "
+        "beginning (next-word P(he), P(she), P(they))." + run.notes_markdown()))
+    if "human_models" in out:
+        failed = failed_fit_text(out, state["status"])
+        if failed:
+            report.section("A failed fit in the published analysis", failed)
+        report.section("The authors' models, refitted")
+        human_model_tables(run, report, out, state)
+        report.record("human_models", out["human_models"],
+                      "Every fixed effect of every fit at full precision, with each fit's "
+                      "status, whether its SEs can be read, and lme4's own messages")
+        report.table("human_fit_settings", P.fit_settings_view(out["human_fit_settings"]),
+                     "Each fit's groups, likelihood and status", record=out["human_fit_settings"],
+                     groups="heading", labels=P.LABELS, values=P.VALUES,
+                     kinds={"participants": "count", "characters": "count"},
+                     notes=["Participants, characters: the levels of each random effect's "
+                            "grouping factor; -- where the fit has no such random effect",
+                            "AIC: the model tables",
+                            "Exp 1B, production by memory (GLM): buildmer kept no random effect; "
+                            "the authors report this fit"] + P.status_notes(state["status"]))
+        report.record("human_variances", out["human_variances"],
+                      "The glmer fits' random-effect variances (the model tables show their SDs)")
+    if "people_cells" in out:
+        cells = out["people_cells"]
+        view = P.with_ci_columns(cells, ["people"]).assign(
+            heading=[P.heading(e, t) for e, t in zip(cells["experiment"], cells["task"])])
+        report.table("people_cells", view, "People's accuracy by experiment, task and pronoun",
+                     record=cells, groups="heading", labels=P.LABELS, values=P.VALUES,
+                     columns=["heading", "pronoun", "people", "people_ci_low", "people_ci_high",
+                              "n_responses"],
+                     notes=["Share of correct answers (production: completions with he, she or "
+                            "they); 95% intervals from a two-way bootstrap over participants and "
+                            f"characters ({run.args.n_boot} replicates, percentile)"])
+    if "model_vs_people" in out:
+        report.section("People vs the model", "\n".join(
+            f"- {v}" for v in out["verdicts"]) or "No cell or contrast where the model's "
+            "difference from people has a 95% interval excluding 0.")
+        cells = out["model_vs_people"]
+        bootstrap = ("95% intervals: two-way bootstrap over participants and characters "
+                     f"({run.args.n_boot} replicates, percentile); the model's characters share "
+                     "the people's character draws; p: model equals people, by inverting the "
+                     "bootstrap interval")
+        accuracy = ("People: share of correct answers (production: completions with he, she or "
+                    "they). Model: mean probability on the correct option (production: "
+                    "normalised over he, she, they); model argmax: share of characters whose "
+                    "most probable option is the correct one")
+        report.table("model_vs_people", P.cells_view(cells),
+                     "Accuracy by task and pronoun, people beside the model", record=cells,
+                     groups="heading", labels=P.LABELS, values=P.VALUES,
+                     decimals={"model_argmax": 2},
+                     notes=[accuracy, bootstrap, "Participants and characters per cell, the "
+                            "model's pronoun mass and the difference's interval: results.json"])
+        for task in ("memory", "production"):
+            if ((cells["cell"] != "all") & (cells["task"] == task)).any():
+                report.table(f"model_vs_people_exp2_{task}", P.cells_view(cells, task=task),
+                             f"Exp 2: {task} accuracy by PSA and biographies, people beside the "
+                             "model", record=False, groups="heading", labels=P.LABELS,
+                             values=P.VALUES, decimals={"model_argmax": 2},
+                             notes=[accuracy, bootstrap])
+        mass = out["pronoun_mass"]
+        report.table("pronoun_mass", mass.assign(
+            heading=mass["experiment"].map(P.EXPERIMENTS)),
+            "The model's next-word probability of he, she or they after the sentence beginnings",
+            record=mass, groups="heading", labels=P.LABELS, values=P.VALUES,
+            columns=["heading", "pronoun", "mass_mean", "mass_min", "mass_max", "n_characters"],
+            notes=["P(he) + P(she) + P(they) as the next word, over the characters of each list "
+                   "with that pronoun; the model's production accuracy is normalised over the "
+                   "three, so where this mass is small the model mostly continues otherwise"])
+        report.table("contrasts", P.contrasts_view(out["contrasts"]),
+                     "The they gap and how much the PSA and biographies close it, marginal "
+                     "log-odds", record=out["contrasts"], groups="heading", labels=P.LABELS,
+                     decimals=2,
+                     notes=["They gap: mean(logit he, logit she) - logit they of the "
+                            "population-averaged accuracy; positive means they is worse",
+                            "Gap closed by the PSA: the gap with the unrelated PSA minus the gap "
+                            "with the gendered-language PSA; by the biographies: the gap with the "
+                            "he/she biographies minus the gap with the they biographies", bootstrap + "; the difference's interval: "
+                            "results.json"])
+        report.figure("accuracy_by_pronoun", PL.accuracy_figure(cells),
+                      "Accuracy by pronoun and task, people beside the model, 95% intervals")
+        if (cells["experiment"] == "2").any():
+            report.figure("psa_biographies_they", PL.psa_figure(cells),
+                          "Exp 2: they accuracy by PSA and biographies, people beside the model")
+    if "distractors" in out:
+        report.section("Distractors, as in RUFF", (
+            "Exp 1A's lists again, with 1, 4 or 12 characters in context and with or without "
+            "the math text between the introductions and the questions (12 with the math text "
+            "is what people read). Beside it, pronoun_fidelity's RUFF they-fidelity for the "
+            "same model (0-5 distractor sentences about another person)."))
+        if "ruff" in out:
+            report.section("RUFF beside this study", R.ruff_sentence(out["distractors"],
+                                                                     out["ruff"]))
+        report.table("distractors", P.distractors_view(out["distractors"]),
+                     "The model's accuracy by characters in context and math text, per pronoun",
+                     record=out["distractors"], groups="task", labels=P.LABELS,
+                     notes=["Accuracy: mean probability on the correct option (production: "
+                            "normalised over he, she, they) over Exp 1A's three lists; 95% "
+                            "interval over characters (names resampled, 2000 replicates, "
+                            "percentile); argmax accuracy: results.json"])
+        report.figure("distractors", PL.distractor_figure(out["distractors"], out.get("ruff")),
+                      "They-fidelity against context size, this study beside RUFF")
+    if "ruff" in out:
+        report.table("ruff_they_fidelity", out["ruff"],
+                     "pronoun_fidelity's they-fidelity for the same model (RUFF)",
+                     columns=["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances",
+                              "chance"], labels=P.LABELS,
+                     notes=[f"Source: {out['ruff']['source'].iloc[0]}"])
+    if "gender_alignment" in out:
+        report.section("Which participants does the model resemble?", out["gender_answer"])
+        report.table("gender_alignment", P.gender_view(out["gender_alignment"]),
+                     "Exp 2: the model's item accuracy against women's and men's",
+                     record=out["gender_alignment"], groups="task", labels=P.LABELS,
+                     values=P.VALUES, settings=["n_items", "below_calibrated_design"],
+                     notes=["Items: list x character (144); ratings: each response's accuracy "
+                            "(0/1); the model's score: its probability on the correct option",
+                            "gbstats.alignment.reliability.group_alignment: split-half "
+                            f"reliability, Spearman-Brown; {run.args.n_boot} replicates; the "
+                            "noise ceilings are in results.json"])
+        if len(out.get("gender_comparison", [])):
+            comparison = out["gender_comparison"]
+            report.table("gender_comparison", P.gender_comparison_view(comparison),
+                         "Exp 2: women vs men, difference of corrected correlations",
+                         record=comparison, labels=P.LABELS, values=P.VALUES,
+                         settings=["group_a", "group_b"],
+                         notes=[comparison["test"].iloc[0]])
