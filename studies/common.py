@@ -110,3 +110,6 @@ def show_gbstats_progress() -> None:
         logger.addHandler(_SayHandler())
         logger.setLevel(logging.INFO)
         logger.propagate = False  # shown here; not a second time by a root handler
+        # bambi prints "Modeling the probability that y==1" on every binomial fit: the
+        # report says which outcome is modelled, so stderr keeps to progress and warnings
+        logging.getLogger("bambi").addFilter(lambda record: record.levelno >= logging.WARNING)

@@ -44,6 +44,7 @@ import pandas as pd
 
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
+from models.batching import scoring_totals
 from models.cache import rejected_snapshot, rejected_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
@@ -141,6 +142,8 @@ class Run:
     # (record_fits), twins with their attempts
     step_seconds: dict[str, float] = field(default_factory=dict)
     fit_seconds: list[dict] = field(default_factory=list)
+    # texts scored by a model and texts answered by the score cache during the run
+    scored: dict[str, int] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -330,8 +333,9 @@ def fit_timing(name: str, label: str, fit) -> dict:
     if record["bayes"] and "attempts" in stats:
         record["stopped_by"] = stats.get("stopped_by")
         record["attempts"] = [
-            {k: a.get(k) for k in ("n_draws", "n_tune", "seconds", "rhat_max", "ess_bulk_min",
-                                   "ess_tail_min", "divergences", "converged")}
+            {k: a.get(k) for k in ("n_draws", "n_tune", "seconds", "sampling_seconds",
+                                   "rhat_max", "ess_bulk_min", "ess_tail_min", "divergences",
+                                   "converged")}
             | {"ess_bulk_per_second": (a["ess_bulk_min"] / a["seconds"]
                                        if a.get("seconds") else None)}
             for a in stats["attempts"]]
@@ -349,7 +353,9 @@ def timings_record(run: "Run") -> dict:
     scoring = steps.get("score", 0.0)
     return {"steps": steps, "scoring_s": scoring, "frequentist_fits_s": frequentist,
             "twins_s": twins, "rest_s": max(0.0, timed - scoring - frequentist - twins),
-            "fits": fits}
+            "scored_texts": run.scored.get("computed", 0),
+            "cached_texts": run.scored.get("cache_hits", 0),
+            "forward_batches": run.scored.get("batches", 0), "fits": fits}
 
 
 def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None:
@@ -376,6 +382,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         return None
     # An unwritable --out is found now, not after minutes of scoring and fitting.
     check_output_folder(run.out)
+    scored_before = scoring_totals()
     started = time.perf_counter()
     state = study.load(run, None)
     run.step_seconds["load"] = time.perf_counter() - started
@@ -413,6 +420,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         data_files = dataset_checksums(list(study.datasets), args.data_dir)
         data_files.update(run.data_files)
         run.step_seconds["report"] = time.perf_counter() - started  # up to writing it
+        run.scored = {k: v - scored_before[k] for k, v in scoring_totals().items()}
         run.add_provenance(timings=timings_record(run))
         prov = provenance(study.name, argv=shlex.split(run.command), seed=args.seed,
                           models=run.models, data_files=data_files, extra=run.provenance_extra)

