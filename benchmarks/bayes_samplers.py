@@ -245,6 +245,23 @@ def time_standardize(formula, data, seed: int, standardize: bool) -> dict:
             "estimates": dict(zip(fit.coefs["term"], fit.coefs["estimate"].round(5)))}
 
 
+def add_ratios(runs: dict) -> None:
+    """Per seed: bulk ESS per 1,000 gradient evaluations of the kept draws (leapfrog steps;
+    a measure the machine's load does not move), and the ratios after / before."""
+    for by_mode in runs.values():
+        for mode in STANDARDIZE_MODES:
+            r = by_mode[mode]
+            gradients = sum(r["chains"]["leapfrog_steps_per_draw"]) * DRAWS
+            r["ess_bulk_per_1000_gradients"] = 1000 * r["ess_bulk_min"] / gradients
+        before, after = by_mode["before"], by_mode["after"]
+        by_mode["ratio_after_over_before"] = {
+            "seconds": after["seconds"] / before["seconds"],
+            "ess_bulk_per_second": after["ess_bulk_per_second"] / before["ess_bulk_per_second"],
+            "ess_tail_per_second": after["ess_tail_per_second"] / before["ess_tail_per_second"],
+            "ess_bulk_per_1000_gradients": (after["ess_bulk_per_1000_gradients"]
+                                            / before["ess_bulk_per_1000_gradients"])}
+
+
 def main_standardize(args) -> None:
     formula, data = role_nouns_glmm_rows()
     seeds = [int(x) for x in args.seeds.split(",")]
@@ -257,13 +274,14 @@ def main_standardize(args) -> None:
                   f"{r['ess_bulk_min']:.0f}, tail ESS {r['ess_tail_min']:.0f}, steps/draw "
                   f"{r['chains'].get('leapfrog_steps_per_draw')}", flush=True)
             runs[str(seed)][mode] = r
-    for by_mode in runs.values():
-        before, after = by_mode["before"], by_mode["after"]
-        by_mode["ratio_after_over_before"] = {
-            "seconds": after["seconds"] / before["seconds"],
-            "ess_bulk_per_second": after["ess_bulk_per_second"] / before["ess_bulk_per_second"],
-            "ess_tail_per_second": after["ess_tail_per_second"] / before["ess_tail_per_second"]}
+    add_ratios(runs)
     doc = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "bayes_samplers"}
+    # seeds run earlier are kept (each pair was timed in one run, before and after in turn)
+    earlier = doc.get("standardize", {}).get("seeds", {})
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for by_mode in runs.values():
+        by_mode["date"] = date
+    runs = {**earlier, **runs}
     doc["standardize"] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "case": "role_nouns human GLMM (Papineau et al. 2022 production data)",
@@ -284,9 +302,25 @@ def main_standardize(args) -> None:
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "versions": {p: version(p) for p in ["pymc", "bambi", "nutpie", "arviz", "pytensor"]},
-        "seeds": runs}
+        "seeds": runs,
+        "summary": standardize_summary(runs)}
     OUT.write_text(json.dumps(doc, indent=2))
     print(f"wrote {OUT} (standardize)")
+
+
+def standardize_summary(runs: dict) -> dict:
+    """How many seeds converged in one fit, before and after, and the median ratios."""
+    out = {}
+    for mode in STANDARDIZE_MODES:
+        out[f"{mode}_converged"] = sum(bool(r[mode]["converged"]) for r in runs.values())
+        out[f"{mode}_stuck_chain"] = sum(max(r[mode]["chains"]["leapfrog_steps_per_draw"]) > 500
+                                         for r in runs.values())
+    out["seeds"] = len(runs)
+    for key in ("ess_bulk_per_second", "ess_bulk_per_1000_gradients"):
+        out[f"median_ratio_{key}"] = float(np.median(
+            [r["ratio_after_over_before"][key] for r in runs.values()]))
+    out["stuck_chain_means"] = "a chain averaging more than 500 leapfrog steps per draw"
+    return out
 
 
 def main(argv=None) -> None:

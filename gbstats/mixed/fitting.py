@@ -59,13 +59,18 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
 # seed (a chain that started badly is not replayed), and after divergences also
 # raises NUTS's target acceptance (smaller steps). Two budgets stop it: the
 # draws (up to MAX_DRAWS_FACTOR x the draws asked for) and the time
-# (TWIN_TIME_BUDGET_S seconds for all attempts: a retry is not started when
-# twice the previous attempt's time would overrun it). A twin still short of
+# (TWIN_TIME_BUDGET_S seconds for all attempts: a retry is not started when it
+# would overrun them, `next_attempt_seconds`). The time budget is a backstop
+# for a posterior that will not converge, not a target: an attempt on the
+# largest twins took 1-3 minutes on a quiet 2-core machine and up to 12 on the
+# shared, loaded one (cognitive_bias' QA GLMMs), so 20 minutes leaves room for
+# the refits the draws budget allows there, and a twin that cannot converge
+# stops within 20 minutes instead of running for 33. A twin still short of
 # the figures then is returned with fit_stats["converged"] False, which
 # `twin_notes` prints as NOT CONVERGED, with what stopped it
 # (fit_stats["stopped_by"]).
 MAX_DRAWS_FACTOR = 4
-TWIN_TIME_BUDGET_S = 600.0
+TWIN_TIME_BUDGET_S = 1200.0
 RETRY_TARGET_ACCEPT = (0.9, 0.95, 0.99)
 SEED_LIMIT = 2**32  # numpy and PyMC take seeds 0 .. 2**32 - 1
 
@@ -94,8 +99,8 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     after divergences, a higher target acceptance. Two budgets stop the
     refits: `max_draws` per chain (default MAX_DRAWS_FACTOR x `draws`) and
     `max_seconds` for all attempts together (default TWIN_TIME_BUDGET_S; a
-    refit is not started when twice the last attempt's time would overrun
-    it). Every attempt's figures, seed and seconds are kept in
+    refit is not started when its predicted time, `next_attempt_seconds`,
+    would overrun it). Every attempt's figures, seed and seconds are kept in
     fit_stats["attempts"], what ended the loop in fit_stats["stopped_by"]
     ("converged", "draws budget" or "time budget"); the result is the last
     attempt, converged or not (fit_stats["converged"]). Each attempt is
@@ -135,7 +140,7 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
             stopped = "converged"
         elif 2 * draws > limit:
             stopped = "draws budget"
-        elif elapsed + 2 * seconds > budget:
+        elif elapsed + next_attempt_seconds(seconds, stats.get("sampling_seconds")) > budget:
             stopped = "time budget"
         else:
             stopped = None
@@ -155,6 +160,15 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
             f"chains after {tune} tuning steps (target_accept {stats['target_accept']}, seed "
             f"{attempts[-1]['seed']})")
     return fit
+
+
+def next_attempt_seconds(seconds: float, sampling_seconds: float | None) -> float:
+    """The predicted time of a refit with twice the draws and tuning steps: the sampling
+    doubles, building and compiling the model do not (twice the whole attempt when the
+    sampler did not say how long it sampled)."""
+    if sampling_seconds is None or not 0 <= sampling_seconds <= seconds:
+        return 2 * seconds
+    return seconds + sampling_seconds
 
 
 def twin_attempt_start(number: int, most: int, draws: int, tune: int, earlier: list) -> str:

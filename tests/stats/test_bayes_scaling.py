@@ -157,3 +157,13 @@ def test_role_nouns_human_glmm_twin_converges_at_its_first_attempt(data_dir):
         ours, theirs = fit.coef(term), glmer.coef(term)
         assert abs(ours["estimate"] - theirs["estimate"]) < 0.2 * theirs["se"], term
         assert ours["se"] == pytest.approx(theirs["se"], rel=0.15), term
+
+
+def test_a_refit_is_predicted_to_double_the_sampling_not_the_compilation():
+    from gbstats.mixed.fitting import next_attempt_seconds
+
+    # 100 s of which 60 s sampling: building and compiling (40 s) again, sampling twice
+    assert next_attempt_seconds(100.0, 60.0) == 160.0
+    # the sampler did not say (or said something impossible): twice the whole attempt
+    assert next_attempt_seconds(100.0, None) == 200.0
+    assert next_attempt_seconds(100.0, 130.0) == 200.0
