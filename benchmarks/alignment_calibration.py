@@ -5,13 +5,14 @@ processes, each `nice -n 10` with OPENBLAS_NUM_THREADS=1):
 
     python benchmarks/alignment_calibration.py --only scenarios \
         --scenario base_16_vs_89 --scenario likert_1_7 --scenario items30_people8 \
-        --out benchmarks/results/alignment_calibration.A.json     (likewise B, D)
+        --out benchmarks/work/alignment_calibration.A.json     (likewise B, D)
     python benchmarks/alignment_calibration.py --only scenario_mixed_models \
-        --out benchmarks/results/alignment_calibration.C.json
+        --out benchmarks/work/alignment_calibration.C.json
     python benchmarks/alignment_calibration.py \
-        --merge-from benchmarks/results/alignment_calibration.{A,B,C,D}
+        --merge-from benchmarks/work/alignment_calibration.{A,B,C,D}
 
-writes benchmarks/results/alignment_calibration.json. Panels come from
+writes benchmarks/results/alignment_calibration.json, the record (its "details" hold every
+section). Sections, split runs and checkpoints are written to benchmarks/work/ (git-ignored). Panels come from
 gbstats.alignment.simulation (the generating model is documented there); the
 truth is known, so every interval and test can be scored.
 
@@ -88,6 +89,14 @@ from gbstats.alignment.simulation import (panel_to_long, simulate_alignment_pane
                                           true_alignment)
 
 OUT = Path(__file__).resolve().parent / "results" / "alignment_calibration.json"
+# Sections, split runs and checkpoints go here (git-ignored): benchmarks/results keeps the
+# record only, alignment_calibration.json, whose "details" hold every merged section.
+WORK = Path(__file__).resolve().parent / "work"
+
+
+def part_path(out: Path, suffix: str) -> Path:
+    """Where a part of the run that writes `out` lives: WORK/<out stem><suffix>."""
+    return WORK / out.with_suffix(suffix).name
 RHO = 0.3
 ISSUE_SETTING = dict(n_items=335, sd_item=1.0, sd_noise=2.0, sd_person=0.5, shared_item=0.5)
 FPR_SIZES = {"n16": 16, "n43": 43, "n89": 89}
@@ -401,14 +410,14 @@ def run_scenarios(args) -> dict:
                                  n_var_boot=args.n_var_boot, n_splits=20, n_boot_splits=6,
                                  n_subsamples=20, n_matched_boot=100)
         print(f"{name}: {json.dumps(headline(out[name]))}", flush=True)
-        _write(args.out.with_suffix(".scenarios.partial.json"), {"scenarios": out})
+        _write(part_path(args.out, ".scenarios.partial.json"), {"scenarios": out})
     return {"scenarios": out}
 
 
 def run_scenario_mixed_models(args) -> dict:
     return {"scenario_mixed_models": {
         name: scenario_mixed_model(name, args.scenario_lmm_sims, args.seed,
-                                   args.out.with_suffix(f".lmm.{name}.partial.json"))
+                                   part_path(args.out, f".lmm.{name}.partial.json"))
         for name in MIXED_MODEL_SCENARIOS}}
 
 
@@ -456,7 +465,8 @@ def main(argv=None) -> None:
                    help="run only these scenarios (repeatable)")
     p.add_argument("--only", choices=SECTIONS + OLD_SECTIONS, action="append",
                    help="run only these sections (repeatable); each writes "
-                        "<out stem>.<section>.json, and a run without --only merges the parts "
+                        "benchmarks/work/<out stem>.<section>.json, and a run without --only "
+                        "merges the parts "
                         "already written instead of recomputing them")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--merge-from", nargs="+", type=Path, metavar="STEM",
@@ -469,7 +479,7 @@ def main(argv=None) -> None:
         return
     sections = args.only or SECTIONS
     for section in sections:
-        part = args.out.with_suffix(f".{section}.json")
+        part = part_path(args.out, f".{section}.json")
         if args.only is None and part.exists():
             continue
         start = time.process_time()
@@ -510,7 +520,7 @@ def run_role_nouns(args) -> dict:
 
 
 def run_mixed_model(args) -> dict:
-    part = args.out.with_suffix(".mixed_model.partial.json")
+    part = part_path(args.out, ".mixed_model.partial.json")
     main_model = fpr_mixed_model(args.lmm_sims, args.lmm_items, True, args.seed, part)
     return {"mixed_model": main_model,
             "mixed_model_item_only": fpr_mixed_model(args.lmm_item_only_sims, args.lmm_items,
@@ -536,15 +546,16 @@ def merge_split_runs(args) -> None:
             fit = stem.parent / f"{stem.name}.lmm.{name}.partial.json"
             if fit.exists():
                 lmm[name] = json.loads(fit.read_text())
-    _write(args.out.with_suffix(".scenarios.json"), {"scenarios": scenarios})
-    _write(args.out.with_suffix(".scenario_mixed_models.json"), {"scenario_mixed_models": lmm})
+    _write(part_path(args.out, ".scenarios.json"), {"scenarios": scenarios})
+    _write(part_path(args.out, ".scenario_mixed_models.json"),
+           {"scenario_mixed_models": lmm})
     _write(args.out, merge(args))
 
 
 def merge(args) -> dict:
     """The headline keys the issue asks for (`scenarios`), and every section's details."""
-    parts = {s: json.loads(args.out.with_suffix(f".{s}.json").read_text())
-             for s in SECTIONS if args.out.with_suffix(f".{s}.json").exists()}
+    parts = {s: json.loads(part_path(args.out, f".{s}.json").read_text())
+             for s in SECTIONS if part_path(args.out, f".{s}.json").exists()}
     lmm = parts.get("scenario_mixed_models", {}).get("scenario_mixed_models", {})
     scenarios = {}
     for name, run in parts["scenarios"]["scenarios"].items():

@@ -66,6 +66,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "singular_they.json"
+WORK = REPO / "benchmarks" / "work"   # partial results of a run cut short
 DEFAULT_BEFORE = "834571a"
 TARGETS_S = {"warm": 15, "cold": 45, "qa_glmm_7500_bayes": 90}
 STAGE_LINE = re.compile(r"\[(\d+)/(\d+)\]")
@@ -281,7 +282,9 @@ def main() -> None:
                     runs[label].setdefault(study, {})[kind] = result
                     print(f"{label:6s} {study:20s} {kind}: {result['seconds']:.1f} s", flush=True)
                     # partial results, in case the run is cut short
-                    Path(args.out).with_suffix(".partial.json").write_text(
+                    # (benchmarks/work/, git-ignored: benchmarks/results keeps the record only)
+                    WORK.mkdir(parents=True, exist_ok=True)
+                    (WORK / Path(args.out).with_suffix(".partial.json").name).write_text(
                         json.dumps({"runs": runs, "load_average_now": os.getloadavg()}, indent=2))
         r_startup, qa_glmm = {}, {}
         if "r_startup" in parts:

@@ -64,6 +64,8 @@ _EXPORTS = {
     # reports
     "to_latex_table": "gbstats.report.latex",
     "to_markdown_table": "gbstats.report.markdown",
+    "model_table": "gbstats.report.model_table",
+    "present_table": "gbstats.report.table_grammar",
     "write_results_json": "gbstats.report.results_json",
     "provenance": "gbstats.report.provenance",
     "StudyReport": "gbstats.report.study_report",

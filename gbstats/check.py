@@ -126,14 +126,43 @@ def packaged_file_status(wanted: PackagedFile) -> CheckLine:
     return CheckLine(wanted.label, True, f"{path} ({path.stat().st_size / 1e6:.0f} MB)")
 
 
+def data_directory_line(root: Path, datasets) -> CheckLine:
+    """The data directory: missing (fetch into it), a file or a folder of other things
+    (a mistake: a required failure), or a folder holding datasets."""
+    fix = ("pass --data-dir (or set GBSTATS_DATA to) the folder that holds the dataset "
+           "folders (" + ", ".join(f"{n}/" for n in list(datasets)[:3]) + ", ...), or fetch "
+           "them with `gbstats data fetch all`")
+    if not root.exists():
+        return CheckLine("data directory", False, f"{root} does not exist yet", fix,
+                         required=False)
+    if not root.is_dir():
+        return CheckLine("data directory", False, f"{root} is a file, not a folder", fix)
+    try:
+        present = [name for name in datasets if (root / name).is_dir()]
+        empty = not any(root.iterdir())
+    except OSError as exc:
+        return CheckLine("data directory", False, f"{root} cannot be read ({exc.strerror})", fix)
+    if present:
+        return CheckLine("data directory", True, f"{root} ({len(present)} of {len(datasets)} "
+                         "datasets present)")
+    if empty:
+        return CheckLine("data directory", False, f"{root} is empty (no dataset fetched yet)",
+                         f"gbstats data fetch all --data-dir {root}", required=False)
+    return CheckLine("data directory", False,
+                     f"{root} holds other things but none of the {len(datasets)} datasets "
+                     f"(no folder named {', '.join(list(datasets)[:3])}, ...): is it the data "
+                     f"directory?", fix)
+
+
 def data_status(data_dir=None) -> list[CheckLine]:
     from gbstats.config import resolve_data_dir
     from gbstats.data.registry import DATASETS
 
     root = resolve_data_dir(data_dir)
-    lines = [CheckLine("data directory", root.exists(), str(root),
-                       "set GBSTATS_DATA or pass --data-dir, or run `gbstats data fetch NAME`",
-                       required=False)]
+    folder_line = data_directory_line(root, DATASETS)
+    lines = [folder_line]
+    if folder_line.required and not folder_line.ok:
+        return lines  # not a data directory: a line per dataset would only repeat it
     for entry in DATASETS.values():
         st = entry.status(data_dir)
         detail = {"verified": f"verified ({st['n_files']} files)",

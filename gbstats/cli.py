@@ -20,6 +20,40 @@ def positive_int(text: str) -> int:
     return value
 
 
+class hidden_unraisable_interrupts:
+    """`with hidden_unraisable_interrupts():` a KeyboardInterrupt that lands where Python
+    cannot raise it (an import lock's callback, a C callback) is not printed as "Exception
+    ignored ... Traceback": the Ctrl-C is handled by the command's own one line."""
+
+    def __enter__(self):
+        self.previous = sys.unraisablehook
+        sys.unraisablehook = self._hook
+        return self
+
+    def _hook(self, unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.previous(unraisable)
+
+    def __exit__(self, *exc) -> bool:
+        sys.unraisablehook = self.previous
+        return False
+
+
+def print_interrupted(line: str) -> None:
+    """Print a run's last line after Ctrl-C; a second Ctrl-C meanwhile must not cut it off
+    (SIGINT is ignored while it is printed, then handled as before)."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        print(line, file=sys.stderr, flush=True)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+
+
 def _cmd_check(args) -> int:
     from gbstats.check import run_checks
 

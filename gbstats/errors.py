@@ -96,3 +96,54 @@ class JoinError(GbstatsError, RuntimeError):
 
 class ScoringError(GbstatsError, RuntimeError):
     """A scorer returned something other than what was asked (another order, missing items)."""
+
+
+class PlaceError(GbstatsError, OSError):
+    """A folder gbstats must write (a cache, a report) is read-only, full or missing.
+
+    Kept apart from damage on purpose: a healthy cache on a read-only disk is
+    not "damaged", and the fix (a writable place, free space) is not the fix
+    for damage (moving the file aside, which throws its contents away)."""
+
+
+# errno -> what it means for a place gbstats writes, in a user's words
+_PLACE_WORDS = {
+    "EROFS": "on a read-only file system",
+    "EACCES": "not writable by this user (permission denied)",
+    "EPERM": "not writable by this user (operation not permitted)",
+    "ENOSPC": "on a full disk (no space left on the device)",
+    "EDQUOT": "over its disk quota",
+    "EFBIG": "on a file system that refuses a file this large",
+}
+
+
+def place_problem(exc: BaseException) -> str | None:
+    """Why `exc` (an OSError) says a place cannot be written, in words that follow "is":
+    "on a read-only file system", "on a full disk (...)", ...; None for any other error
+    (a damaged file, a bug)."""
+    import errno
+
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return None
+    for name, words in _PLACE_WORDS.items():
+        if getattr(errno, name, None) == exc.errno:
+            return words
+    return None
+
+
+def write_probe(folder) -> OSError | None:
+    """Create and remove one small file in `folder`: the OSError that stops it, or None.
+    Tells a read-only or full place from a damaged file after a write failed."""
+    import os
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".gbstats-write-probe-")
+        try:
+            os.write(fd, b"\0" * 4096)  # a full disk can still create an empty file
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return exc
+    return None

@@ -17,6 +17,10 @@ from gbstats.cli import positive_int
 from gbstats.errors import GbstatsError
 
 
+# The exit code of a run stopped by Ctrl-C (SIGINT), as a shell reports it: 128 + 2.
+EXIT_INTERRUPTED = 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.engine import add_engine_flags
     from models.loading import DEVICE_MAPS, DEVICES, DTYPES
@@ -162,8 +166,9 @@ def score_command(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = None
     try:
+        args = build_parser().parse_args(argv)
         if args.command == "score":
             return score_command(args)
         if args.command == "repair-cache":
@@ -174,8 +179,28 @@ def main(argv: list[str] | None = None) -> int:
     except GbstatsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: one line on what was kept, not a traceback through torch
+        from gbstats.cli import print_interrupted
+        from models.cache import stored_summary
+
+        kept = stored_summary()
+        out = getattr(args, "out", None)
+        print_interrupted(
+            f"\ninterrupted: {kept + ' kept in the cache' if kept else 'no score was kept yet'}"
+            + (f"; {out} was not written" if out else "")
+            + "; rerun the same command to resume (cached scores are not computed again)")
+        return EXIT_INTERRUPTED
     return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from gbstats.cli import hidden_unraisable_interrupts
+
+    with hidden_unraisable_interrupts():
+        code = main()
+    if code == EXIT_INTERRUPTED:  # a second Ctrl-C during the interpreter's exit: no traceback
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

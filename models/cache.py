@@ -17,7 +17,10 @@ once (counted as unverified).
 A file sqlite cannot read (truncated, garbage in the header, a damaged page)
 raises `CacheCorruptError`, which names the file and the two ways out: move it
 aside, or salvage its readable rows with `repair_cache`
-(`python -m models repair-cache`).
+(`python -m models repair-cache`). A healthy cache in a place that cannot be
+written (a read-only folder or file system, a full disk) raises
+`gbstats.errors.PlaceError` instead, which says so: moving such a cache aside
+would throw its scores away for nothing.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbstats.config import resolve_cache_dir
-from gbstats.errors import GbstatsError
+from gbstats.errors import GbstatsError, PlaceError, place_problem, write_probe
 
 CACHE_FILE = "scores.sqlite"
 # Bump when the numbers a scorer produces change, so old entries are not reused.
@@ -74,6 +77,9 @@ class Lookup:
 
 # Per cache file, over this process: how many cached values were rejected on read.
 rejected_totals: dict[Path, dict[str, int]] = {}
+# Per cache file, over this process: how many scores were committed (what a run stopped
+# by Ctrl-C keeps).
+stored_totals: dict[Path, int] = {}
 
 
 class ScoreCache:
@@ -85,9 +91,12 @@ class ScoreCache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CacheCorruptError(
-                f"score cache folder {self.folder} cannot be created ({exc.strerror or exc}); "
-                f"expected a writable folder (--cache-dir or $GBSTATS_CACHE)") from None
+            problem = place_problem(exc)
+            raise PlaceError(
+                f"score cache folder {self.folder} cannot be created ("
+                f"{'the place is ' + problem if problem else exc.strerror or exc}); expected "
+                f"a writable folder (--cache-dir or $GBSTATS_CACHE), or run with --no-cache"
+            ) from None
         with self._guard():
             self._conn = sqlite3.connect(self.path, timeout=120, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -154,6 +163,7 @@ class ScoreCache:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", rows)
             self._conn.execute("COMMIT")
+        stored_totals[self.path] = stored_totals.get(self.path, 0) + len(rows)
 
     def __len__(self) -> int:
         with self._guard():
@@ -177,8 +187,47 @@ class _SqliteGuard:
     def __exit__(self, kind, exc, tb) -> bool:
         if kind is not None and issubclass(kind, sqlite3.DatabaseError) \
                 and not _is_transient(exc):
+            place = place_message(self.path, exc)
+            if place is not None:
+                raise PlaceError(place) from None
             raise CacheCorruptError(corrupt_message(self.path, exc)) from None
         return False
+
+
+# What sqlite says when it cannot write or create a file: the place may be at fault
+# (read-only, full), not the file.
+_PLACE_SYMPTOMS = ("unable to open database file", "readonly database", "disk i/o error",
+                   "access permission denied")
+
+
+def place_message(path: Path, exc: BaseException) -> str | None:
+    """The message for a cache that is healthy but cannot be written where it is (a full
+    disk, a read-only folder, file system or file), or None when the file itself is at
+    fault (then it is damaged: `corrupt_message`)."""
+    text = str(exc).lower()
+    folder = path.parent
+    if "disk is full" in text:
+        return (f"the disk holding the score cache {path} is full (sqlite: {exc}); the cache "
+                f"is not damaged and keeps every score committed before this one. Free some "
+                f"space and rerun the same command to resume")
+    if not isinstance(exc, sqlite3.OperationalError) \
+            or not any(symptom in text for symptom in _PLACE_SYMPTOMS):
+        return None
+    problem = place_problem(write_probe(folder)) if folder.is_dir() else None
+    if problem is None and path.exists() and not os.access(path, os.W_OK):
+        problem = "a file this user cannot write (its permissions)"
+        where = f"score cache {path}"
+    else:
+        where = f"score cache folder {folder}"
+    if problem is None:
+        return None
+    if not path.exists():
+        return (f"{where} is {problem}, so gbstats cannot create its cache file {CACHE_FILE} "
+                f"there (sqlite: {exc}). Pass --cache-dir a writable folder, or run with "
+                f"--no-cache")
+    return (f"{where} is {problem} (sqlite: {exc}). The cache is not damaged, but gbstats "
+            f"writes every new score to it: make it writable, or pass --cache-dir a writable "
+            f"folder (copy {CACHE_FILE} there to keep its scores), or run with --no-cache")
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -202,6 +251,15 @@ def open_cache(cache_dir: str | os.PathLike | None = None, use_cache: bool = Tru
 def rejected_snapshot() -> dict[Path, dict[str, int]]:
     """The counts so far, to pass to `rejected_summary(since=...)` after a step."""
     return {path: dict(counts) for path, counts in rejected_totals.items()}
+
+
+def stored_summary() -> str | None:
+    """"1,200 scores in <cache file>": what this process committed to score caches, or None."""
+    kept = {path: n for path, n in stored_totals.items() if n}
+    if not kept:
+        return None
+    total = sum(kept.values())
+    return f"{total:,} score{'s' if total != 1 else ''} (in {', '.join(map(str, kept))})"
 
 
 def rejected_summary(since: Mapping[Path, Mapping[str, int]] | None = None) -> str | None:
@@ -297,6 +355,13 @@ def repair_cache(cache_dir: str | os.PathLike | None = None) -> RepairReport:
     if not path.exists():
         raise CacheCorruptError(f"score cache {path} does not exist; expected the folder of an "
                                 f"existing cache (--cache-dir or $GBSTATS_CACHE)")
+    refused = place_problem(write_probe(folder))
+    if refused is not None:
+        raise PlaceError(
+            f"cannot repair the score cache in {folder}: the folder is {refused}, and "
+            f"repair-cache writes a fresh file beside the damaged one (which it keeps). Copy "
+            f"the folder to a writable place (cp -r {folder} NEW) and run `python -m models "
+            f"repair-cache --cache-dir NEW` there")
     _OPEN.pop(folder, None)
     rows, unreadable = _read_rows(path)
     good = []
@@ -305,13 +370,26 @@ def repair_cache(cache_dir: str | os.PathLike | None = None) -> RepairReport:
                 and value_digest(key, value) == digest:
             good.append((key, value, digest))
     fresh = folder / f"{CACHE_FILE}.repairing-{os.getpid()}"
-    fresh.unlink(missing_ok=True)
-    conn = sqlite3.connect(fresh, isolation_level=None)
-    conn.execute("CREATE TABLE scores (key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)")
-    conn.execute("BEGIN")
-    conn.executemany("INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", good)
-    conn.execute("COMMIT")
-    conn.close()
+    try:
+        fresh.unlink(missing_ok=True)
+        conn = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            conn.execute("CREATE TABLE scores "
+                         "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)")
+            conn.execute("BEGIN")
+            conn.executemany("INSERT OR REPLACE INTO scores (key, value, digest) "
+                             "VALUES (?, ?, ?)", good)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    except (OSError, sqlite3.OperationalError) as exc:
+        fresh.unlink(missing_ok=True)
+        full = "disk is full" in str(exc).lower()
+        why = "its disk is full" if full else (
+            f"the folder is {place_problem(exc)}" if place_problem(exc) else str(exc))
+        raise PlaceError(f"repair-cache could not write the repaired copy of {path}, which "
+                         f"is left as it was: {why}; free some space (or copy the folder to "
+                         f"a place with room) and run repair-cache again") from None
     moved = path.with_name(f"{CACHE_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
     os.replace(path, moved)
     for side in SIDE_FILES:

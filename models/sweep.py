@@ -286,23 +286,29 @@ def require_score_format(path: str | os.PathLike) -> Path:
 
 
 def write_scores(df: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write the score table (format from the extension), atomically: a reader never sees half."""
+    """Write the score table (format from the extension), atomically: a reader never sees
+    half, and two runs writing one path each write their own temporary file (the last one
+    to finish wins, whole)."""
+    from gbstats.errors import place_problem
+    from gbstats.report.files import write_atomically
+
     path = require_score_format(path)
     suffix = path.suffix.lower()
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(tmp: Path) -> None:
         if suffix == ".parquet":
-            df.to_parquet(partial, index=False)
+            df.to_parquet(tmp, index=False)
         else:
-            df.to_csv(partial, sep="," if suffix == ".csv" else "\t", index=False)
-        os.replace(partial, path)
+            df.to_csv(tmp, sep="," if suffix == ".csv" else "\t", index=False)
+
+    try:
+        write_atomically(path, write)
     except OSError as exc:
         # The scores are computed (and cached) by now: say where the write failed and
         # that a re-run with another --out costs nothing.
-        if partial.parent.is_dir():
-            partial.unlink(missing_ok=True)
-        raise OutputPathError(f"cannot write the scores to {path} ({exc.strerror or exc}); "
+        reason = place_problem(exc)
+        reason = f"the folder is {reason}" if reason else (exc.strerror or str(exc))
+        raise OutputPathError(f"cannot write the scores to {path} ({reason}); "
                               f"the scores are in the cache, so re-running with another --out "
                               f"scores nothing again") from None
     return path

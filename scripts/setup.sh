@@ -12,7 +12,11 @@ PY=$VENV/bin/python
 # (tests/reference/make_toolkit_refs.R); blme: the penalised GLMM (bglmer) that
 # fit_glmm(penalised=True) and pronoun_fidelity use
 R_APT="r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-performance r-cran-blme"
-TEX_APT="texlive-latex-base texlive-latex-recommended"
+# LaTeX for the tables (tables/tables.tex, compiled to tables.pdf; the compile tests):
+# booktabs (latex-recommended) and siunitx's decimal-aligned S columns (texlive-science, the
+# smallest Debian package with siunitx.sty). The table notes are set at the table's width
+# without threeparttable, which would need the much larger texlive-latex-extra.
+TEX_APT="texlive-latex-base texlive-latex-recommended texlive-science"
 # OpenBLAS for PyTensor (PyMC's compiler; gbstats/blas.py points it here). Serial:
 # the two MCMC chains already take the two cores.
 BLAS_APT="libopenblas-serial-dev"
@@ -23,7 +27,8 @@ say() { printf '[setup] %s\n' "$*"; }
 need_apt=()
 command -v Rscript >/dev/null 2>&1 && Rscript -e 'quit(status = !all(sapply(c("lme4", "lmerTest", "emmeans", "performance", "blme"), requireNamespace, quietly = TRUE)))' >/dev/null 2>&1 \
   || need_apt+=($R_APT)
-command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 || need_apt+=($TEX_APT)
+command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 \
+  && kpsewhich siunitx.sty >/dev/null 2>&1 || need_apt+=($TEX_APT)
 command -v dpkg >/dev/null 2>&1 && ! dpkg -s $BLAS_APT >/dev/null 2>&1 && need_apt+=($BLAS_APT)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -42,10 +42,11 @@ from typing import Any
 
 import pandas as pd
 
+from gbstats.cli import print_interrupted
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
 from models.batching import scoring_totals
-from models.cache import rejected_snapshot, rejected_summary
+from models.cache import rejected_snapshot, rejected_summary, stored_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
                             model_record, say, show_gbstats_progress, wants_model)
@@ -138,8 +139,10 @@ class Run:
     # --prior-sensitivity's {what: default vs 2x-wider-prior table}
     bayes_twins: dict[str, dict] = field(default_factory=dict)
     prior_sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # {R term name: its label in words} of the twins in prior_sensitivity (for its table)
+    prior_sensitivity_terms: dict[str, str] = field(default_factory=dict)
     # where the time went (provenance "timings"): seconds per step, and one record per fit
-    # (record_fits), twins with their attempts
+    # (record_fits / record_twins), twins with their attempts
     step_seconds: dict[str, float] = field(default_factory=dict)
     fit_seconds: list[dict] = field(default_factory=list)
     # texts scored by a model and texts answered by the score cache during the run
@@ -216,6 +219,9 @@ class Run:
             return
         say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
         self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0)
+        from gbstats.report.model_table import fit_term_labels
+
+        self.prior_sensitivity_terms.update(fit_term_labels(twin))
 
     def lme4_available(self, skipped: str = "the lme4 fits", plural: bool = True) -> bool:
         """Whether R/lme4 can be used; if not, one note says what was skipped (once per run)."""
@@ -286,10 +292,21 @@ class Run:
         section, the reused-fits note names them, and each Bayesian twin among them goes
         to results.json's "bayes_twins" and the report's "Bayesian twins" section
         (convergence figures and priors, `gbstats.mixed.fitting.twin_record`)."""
-        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, fit_warnings, twin_record
+        from gbstats.mixed.fitting import fit_warnings
 
+        INTERRUPTS.check()  # a Ctrl-C that R swallowed during these fits stops the run here
         self.fits[name] = dict(fits)
         self.warn(fit_warnings(fits, name))
+        self.record_twins(name, fits)
+        return self.fits[name]
+
+    def record_twins(self, name: str, fits: Mapping) -> None:
+        """The Bayesian twins among `fits` (the part of `record_fits` for a study that
+        collects warnings itself): results.json's "bayes_twins", the report's "Bayesian
+        twins" section, and --prior-sensitivity's refit of each. The seconds of every fit
+        in `fits`, twin or not, go to the time split (provenance "timings")."""
+        from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, twin_record
+
         self.fit_seconds += [fit_timing(name, label, fit) for label, fit in fits.items()]
         for label, twin in bayes_twins_of(fits).items():
             if "rhat_max" not in twin.fit_stats:
@@ -298,7 +315,6 @@ class Run:
             self.bayes_twins[key] = twin_record(twin)
             if getattr(self.args, "prior_sensitivity", False):
                 self.check_prior_sensitivity(key, twin)
-        return self.fits[name]
 
     # -- progress --------------------------------------------------------------
     @staticmethod
@@ -358,30 +374,185 @@ def timings_record(run: "Run") -> dict:
             "forward_batches": run.scored.get("batches", 0), "fits": fits}
 
 
-def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame]) -> None:
+def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame],
+                             terms: Mapping[str, str] | None = None) -> None:
     """The --prior-sensitivity table: every twin's default and 2x-wider-prior summaries."""
     columns = next(iter(tables.values())).columns
     report.table("prior_sensitivity", pd.concat(
         [t.assign(model=what) for what, t in tables.items()], ignore_index=True)[
             ["model", *columns]],
-        "Prior sensitivity of the Bayesian twins: posterior mean and 95% interval with the "
-        "default priors and with every default prior twice as wide (_wide); shift_in_sd = "
-        "difference of the means in posterior SDs of the default fit",
-        notes=["Default priors: rstanarm's autoscaled weakly-informative priors "
+        "Prior sensitivity of the Bayesian twins: default priors against priors twice as wide",
+        values={"term": dict(terms or {})},
+        labels={"model": "Model", "estimate": "Mean", "ci": "95% interval",
+                "estimate_wide": "Mean, wide", "ci_wide": "95% interval, wide",
+                "shift_in_sd": "Shift (SD)", "converged_wide": "Wide converged"},
+        groups="model",
+        notes=["Posterior mean and 95% interval with the default priors and with every default "
+               "prior twice as wide; shift: the difference of the means in posterior SDs of the "
+               "default fit. Default priors: rstanarm's autoscaled weakly-informative priors "
                "(see Bayesian twins); the wide fit multiplies every scale by 2."])
 
 
+# The exit code of a run stopped by Ctrl-C (SIGINT), as a shell reports it: 128 + 2.
+EXIT_INTERRUPTED = 130
+# Below this many replicates a 95% percentile interval's ends are the smallest and the
+# largest replicate: its quantiles 0.025 and 0.975 need 0.025 * (B + 1) >= 1, B >= 39.
+MIN_BOOT_FOR_95 = 39
+
+
+def input_and_cache_places(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(flag, path) of every file or folder the run reads or writes besides --out: each
+    flag whose value names an existing path (--human, --stimuli, --predictions, --model
+    as a folder...), the score and fit cache (unless --no-cache) and the data directory,
+    named as the user set them (flag, environment variable, or the default)."""
+    from gbstats.config import ENV_CACHE_DIR, ENV_DATA_DIR, resolve_cache_dir, resolve_data_dir
+
+    places = []
+    for dest, value in vars(args).items():
+        if dest == "out":
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, (str, os.PathLike)) and os.fspath(item) \
+                    and os.path.lexists(item):
+                places.append((f"--{dest.replace('_', '-')}", os.fspath(item)))
+
+    def named(flag: str, env: str, given, what: str) -> str:
+        return flag if given else (f"${env}" if os.environ.get(env) else what)
+
+    if not getattr(args, "no_cache", False):
+        cache_dir = getattr(args, "cache_dir", None)
+        places.append((named("--cache-dir", ENV_CACHE_DIR, cache_dir,
+                             "the score and fit cache"),
+                       cache_dir or str(resolve_cache_dir(cache_dir))))
+    data_dir = getattr(args, "data_dir", None)
+    places.append((named("--data-dir", ENV_DATA_DIR, data_dir, "the data directory"),
+                   data_dir or str(resolve_data_dir(data_dir))))
+    return places
+
+
+def check_resampling_flags(run: "Run") -> None:
+    """--n-boot 1 gives a "95% CI" of zero width and a p-value of 1 whatever the data:
+    refused. Fewer than 39 replicates (or 19 permutations) are allowed for quick runs,
+    with a note in the report saying what they cannot give."""
+    from gbstats.errors import DataValidationError
+
+    n_boot = getattr(run.args, "n_boot", None)
+    if n_boot is not None:
+        if n_boot < 2:
+            raise DataValidationError(
+                "too few bootstrap replicates: with fewer than 2 an interval has zero width "
+                "and a bootstrap p-value is 1 whatever the data", source="--n-boot",
+                expected=f"2 or more ({MIN_BOOT_FOR_95} or more for a 95% interval whose "
+                         "ends are not simply the extreme replicates; the default for "
+                         "results you report)", found=str(n_boot))
+        if n_boot < MIN_BOOT_FOR_95:
+            run.note(f"--n-boot {n_boot} is a quick run: below {MIN_BOOT_FOR_95} replicates a "
+                     "95% percentile interval is bounded by the smallest and largest "
+                     "replicate, so it is too narrow (its coverage is below 95%), and a "
+                     f"bootstrap p-value cannot be below 1/{n_boot + 1} = "
+                     f"{1 / (n_boot + 1):.3f}. Rerun with the default for results you report.")
+    n_perm = getattr(run.args, "n_perm", None)
+    if n_perm is not None:
+        if n_perm < 1:
+            raise DataValidationError("a permutation test needs at least one permutation",
+                                      source="--n-perm", expected="1 or more",
+                                      found=str(n_perm))
+        if n_perm < 19:
+            run.note(f"--n-perm {n_perm} is a quick run: a permutation p-value cannot be "
+                     f"below 1/{n_perm + 1} = {1 / (n_perm + 1):.3f}, so no test can reach "
+                     "p < .05. Rerun with the default for results you report.")
+
+
+class InterruptWatch:
+    """Ctrl-C must stop a run, but two libraries a study calls swallow it: R (through rpy2,
+    whose event callback catches the KeyboardInterrupt, prints "Exception ignored" and
+    lets the fit finish, or fail at R's next call) and the samplers (handled in
+    gbstats.mixed.bayes). While a run is watched, every SIGINT is recorded before the
+    KeyboardInterrupt is raised, and a KeyboardInterrupt that a C callback could not
+    raise is recorded and not printed; `check()`, between the steps, raises it again."""
+
+    def __init__(self):
+        self.seen = False
+        self.active = False
+        self._old_handler = self._old_hook = None
+
+    def __enter__(self):
+        self.seen, self.active = False, True
+        self.arm()
+        self._old_hook = sys.unraisablehook
+        sys.unraisablehook = self._unraisable
+        return self
+
+    def arm(self) -> None:
+        """(Re)install the recording SIGINT handler: R's start-up resets SIGINT's."""
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+            if self._old_handler is None:
+                self._old_handler = previous
+
+    def _on_sigint(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.seen = True
+            return
+        self._old_hook(unraisable)
+
+    def check(self) -> None:
+        """Raise the KeyboardInterrupt a library swallowed, if any; then re-arm."""
+        if not self.active:  # outside a run (a notebook calling run.record_fits)
+            return
+        if self.seen:
+            raise KeyboardInterrupt("interrupted while a library held the signal")
+        self.arm()
+
+    def __exit__(self, *exc) -> bool:
+        import signal
+        import threading
+
+        self.active = False
+        sys.unraisablehook = self._old_hook
+        if self._old_handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._old_handler)
+        self._old_handler = None
+        return False
+
+
+INTERRUPTS = InterruptWatch()
+
+
+def interrupted_summary(out) -> str:
+    """What a run stopped by Ctrl-C kept, and how to go on (one sentence)."""
+    from gbstats.mixed.fit_cache import fit_cache_stored
+
+    kept = [part for part in (stored_summary(), fit_cache_stored()) if part]
+    what = (" and ".join(kept) + " kept in the cache" if kept
+            else "nothing was computed into the cache yet")
+    return (f"{what}; {out} was not written or changed; rerun the same command to resume "
+            f"(what the cache holds is not computed again)")
+
+
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
+    from gbstats.mixed.fit_cache import fit_cache_snapshot, fit_cache_store_failures
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.study_report import StudyReport
-    from gbstats.report.files import check_output_folder, staged_folder
+    from gbstats.report.files import check_output_folder, check_outside_output, staged_folder
     from gbstats.report.provenance import provenance
 
     run = Run(study, args, command=command)
     if study.shortcut is not None and study.shortcut(run):
         return None
-    # An unwritable --out is found now, not after minutes of scoring and fitting.
+    # An unwritable --out, one that holds files gbstats did not write, or an input or a
+    # cache inside it, is found now, not after minutes of scoring and fitting.
     check_output_folder(run.out)
+    check_outside_output(run.out, input_and_cache_places(args))
+    check_resampling_flags(run)
+    stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()
     started = time.perf_counter()
     state = study.load(run, None)
@@ -394,24 +565,31 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")
+    INTERRUPTS.check()
     started = time.perf_counter()
     state = study.fit(run, state)
     run.step_seconds["fit"] = time.perf_counter() - started
+    INTERRUPTS.check()
     started = time.perf_counter()
     state = study.tables(run, state)
     run.step_seconds["tables"] = time.perf_counter() - started
+    INTERRUPTS.check()
     for note in reused_fits_note(run.fits):
         run.note(note)
+    not_stored = fit_cache_store_failures(since=stores_before)
+    if not_stored:
+        run.say(f"note: {not_stored}")
+        run.note(not_stored)
 
     say("writing the report")
     started = time.perf_counter()
     # Everything is written into a hidden sibling folder that replaces --out at the end,
     # so a crash mid-write leaves the previous outputs whole (never a mix of two runs).
-    with staged_folder(run.out) as staging:
+    with staged_folder(run.out, study.name) as staging:
         report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
         study.report(run, report, state)
         if run.prior_sensitivity:
-            report_prior_sensitivity(report, run.prior_sensitivity)
+            report_prior_sensitivity(report, run.prior_sensitivity, run.prior_sensitivity_terms)
         report.bayes_twins(run.bayes_twins)
         report.warnings(run.warnings)
         report.exclusions(run.log)
@@ -434,14 +612,25 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
     """Parse the flags, run the steps, write the report; 0, or 2 with one clean message."""
     prog = prog or study.prog
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = study.build_parser(prog).parse_args(argv)
+    args = None
     show_gbstats_progress()  # each Bayesian twin attempt, as a progress line
     try:
-        # provenance records what a user types to run it again: `python -m studies.<name> ...`
-        _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
+        with INTERRUPTS:
+            args = study.build_parser(prog).parse_args(argv)
+            # provenance records what a user types to run it again: `python -m studies.<name> ...`
+            _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
     except GbstatsError as exc:
-        print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
-        return 2
+        if not INTERRUPTS.seen:  # else R failing on the interrupt it was sent: not an error
+            print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
+            return 2
+        out = getattr(args, "out", "the output folder")
+        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        # Ctrl-C: one line on what was kept, not a traceback through torch, R or PyMC
+        out = getattr(args, "out", "the output folder")
+        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
+        return EXIT_INTERRUPTED
     return 0
 
 
@@ -454,6 +643,10 @@ def exit_process(code: int):
     the standard streams and logging are flushed here. A running Ray instance
     is left to the normal exit, whose hooks stop its processes.
     """
+    if code == EXIT_INTERRUPTED:  # a second Ctrl-C while the process ends: no traceback
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: True)():
         sys.exit(code)

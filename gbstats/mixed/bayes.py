@@ -677,6 +677,16 @@ def _require_engines() -> None:
             "install them with `pip install gbstats[bayes]`") from exc
 
 
+def require_whole_posterior(idata, draws: int, chains: int) -> None:
+    """Both samplers (nutpie and PyMC's NUTS) catch Ctrl-C and return the draws made so far
+    as if sampling had finished: a truncated posterior would then be summarised, cached and
+    reported as a whole one. Raise KeyboardInterrupt again instead."""
+    sizes = idata.posterior.sizes
+    if sizes.get("draw", draws) < draws or sizes.get("chain", chains) < chains:
+        raise KeyboardInterrupt(f"sampling was interrupted after {sizes.get('draw')} of "
+                                f"{draws} draws")
+
+
 def sample_kwargs(sampler: str, chains: int, target_accept: float | None,
                   mass_matrix: str = DEFAULT_MASS_MATRIX) -> dict:
     if sampler not in SAMPLERS:
@@ -830,6 +840,7 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     model.build()
     idata = model.fit(draws=draws, tune=tune, chains=chains, random_seed=seed,
                       progressbar=progressbar, **run_kwargs)
+    require_whole_posterior(idata, draws, chains)
     rescale_posterior(idata, model, scales, to="original")
 
     result_warnings = notes + independent_effects_note(parsed)

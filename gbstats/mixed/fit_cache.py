@@ -128,6 +128,51 @@ def _store(path: Path, value) -> None:
     os.replace(partial, path)
 
 
+# Over this process: fits stored, and {folder: why} of the stores that failed (a read-only
+# or full cache folder). A fit that cannot be stored is still returned, and the study
+# report says it was not kept (`fit_cache_store_failures`).
+stored_count = 0
+store_failures: dict[str, list[str]] = {}
+
+
+def _keep(path: Path, value) -> None:
+    """`_store`, where a cache folder that cannot be written (read-only, full) costs only
+    the reuse next time: the fit is returned all the same, and the failure counted."""
+    global stored_count
+    from gbstats.errors import place_problem
+
+    try:
+        _store(path, value)
+    except OSError as exc:
+        why = place_problem(exc) or exc.strerror or type(exc).__name__
+        store_failures.setdefault(str(path.parent), []).append(why)
+        return
+    stored_count += 1
+
+
+def fit_cache_snapshot() -> int:
+    """How many stores have failed so far (pass to `fit_cache_store_failures(since=...)`)."""
+    return sum(len(v) for v in store_failures.values())
+
+
+def fit_cache_store_failures(since: int = 0) -> str | None:
+    """One sentence on the fits that could not be stored since a snapshot, or None."""
+    failed = fit_cache_snapshot() - since
+    if failed <= 0:
+        return None
+    where = "; ".join(f"{folder} is {whys[-1]}" for folder, whys in store_failures.items())
+    return (f"Fit cache: {failed} fit(s) and resampling result(s) could not be stored for reuse "
+            f"({where}); they were computed and are reported as usual, and will be computed "
+            f"again by the next run. Make the folder writable (or free space) to reuse them.")
+
+
+def fit_cache_stored() -> str | None:
+    """"3 fits and resampling results": what this process stored in the fit cache, or None."""
+    if not stored_count:
+        return None
+    return f"{stored_count} fit{'s' if stored_count != 1 else ''} and resampling results"
+
+
 def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, *,
                cache_dir=None, use_cache: bool = True, **options) -> FitResult:
     """`fit(formula, data, **options)`, or the stored result of that very call.
@@ -148,7 +193,7 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     # therefore has handle=None, and marginal_means / compare_models /
     # random_effects on it say that they need a fresh fit (use_cache=False).
     # The posterior is kept: later steps read the draws.
-    _store(path, dataclasses.replace(result, handle=None))
+    _keep(path, dataclasses.replace(result, handle=None))
     return result
 
 
@@ -170,5 +215,5 @@ def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache
     if isinstance(stored, dict) and stored.get("key") == key:
         return stored["value"], True
     value = func(*frames, **options)
-    _store(path, {"key": key, "value": value})
+    _keep(path, {"key": key, "value": value})
     return value, False

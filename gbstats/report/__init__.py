@@ -2,7 +2,11 @@
 
 One module per concern:
 - `formatting`: cell formatting shared by every table writer (numbers, p-values, headers);
-- `latex`, `markdown`: the table writers;
+- `table_grammar`: the house grammar every table follows (words, digits by kind, notes,
+  at most 8 columns) and the checks for it; `model_table`: fitted models side by side;
+- `latex`, `markdown`: the table writers (`render_latex`, `render_markdown`);
+- `appendix`: tables/tables.tex and its pdflatex compile; `report_tables`: a written
+  report's tables read back and checked;
 - `results_json`: results.json, every table at full precision;
 - `provenance`: versions, git commit, models, data checksums, command;
 - `files`: output paths checked before any work, atomic writes, the staged folder;

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from gbstats.errors import OutputPathError
+from gbstats.errors import OutputPathError, place_problem
 
 def current_umask() -> int:
     """The process's umask (os.umask can only be read by setting it, so it is set back)."""
@@ -22,18 +22,29 @@ def follow_umask(path: str | os.PathLike, directory: bool = False) -> None:
     os.chmod(path, (0o777 if directory else 0o666) & ~current_umask())
 
 
-def write_text_atomically(path: Path, text: str) -> None:
-    # A crash mid-write must not leave a truncated results.json that looks valid.
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """`write(temporary path)`, then rename it to `path` in one step: a reader never sees half
+    a file. The temporary name is unique (mkstemp) in `path`'s folder, so two processes
+    writing one `path` never write into each other's file: the last rename wins, whole."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write(Path(tmp))
         follow_umask(tmp)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        try:
+            Path(tmp).unlink(missing_ok=True)
+        except OSError:  # the error being raised says more than this one
+            pass
         raise
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    # A crash mid-write must not leave a truncated results.json that looks valid.
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 PARTIAL_TAG = ".partial-"
@@ -84,13 +95,150 @@ def check_output_file(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     return path
 
 
+# A report folder carries this file, written by gbstats: only a folder that carries it (or
+# a report of an older gbstats, see `_legacy_report`) is ever emptied or replaced.
+MARKER = ".gbstats-report"
+MARKER_FORMAT = 1
+MARKER_ABOUT = ("gbstats wrote this folder. A later run with the same --out replaces it as a "
+                "whole, but only while it holds nothing besides the files listed here: "
+                "gbstats empties or replaces only folders that carry this file.")
+# What a report of a gbstats without markers wrote, whatever the study: report.md,
+# results.json and two folders of files. Study-specific CSV files are not on the list:
+# nothing tells them from a user's own.
+LEGACY_FILES = {"report.md", "results.json"}
+LEGACY_FOLDERS = {"tables": (".tex",), "figures": (".png", ".pdf", ".svg")}
+
+
+def _listing(folder: Path) -> tuple[set[str], set[str]]:
+    """(files, folders) under `folder`, as relative POSIX paths; links count as files and
+    are not followed."""
+    files, folders = set(), set()
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        rel = Path(root).relative_to(folder)
+        for d in list(dirs):
+            if (Path(root) / d).is_symlink():
+                dirs.remove(d)
+                files.add((rel / d).as_posix())
+            else:
+                folders.add((rel / d).as_posix())
+        files.update((rel / n).as_posix() for n in names)
+    return files, folders
+
+
+def _shown(names) -> str:
+    names = sorted(names)
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def write_marker(folder: Path, study: str | None) -> None:
+    """Write `folder`/.gbstats-report listing every file in it (called on the finished
+    staging folder, just before it is put in place)."""
+    import datetime
+    import json
+
+    from gbstats import __version__
+
+    files, folders = _listing(folder)
+    files.discard(MARKER)
+    marker = {"gbstats_report": MARKER_FORMAT, "study": study, "gbstats_version": __version__,
+              "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                  timespec="seconds"),
+              "files": sorted(files), "folders": sorted(folders), "about": MARKER_ABOUT}
+    write_text_atomically(folder / MARKER, json.dumps(marker, indent=1) + "\n")
+
+
+def _read_marker(folder: Path) -> dict | str:
+    """The marker's content, or why it cannot be used."""
+    import json
+
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"its {MARKER} marker cannot be read ({exc})"
+    if not isinstance(marker, dict) or marker.get("gbstats_report") != MARKER_FORMAT \
+            or not isinstance(marker.get("files"), list):
+        return f"its {MARKER} marker is not one this gbstats writes (format {MARKER_FORMAT})"
+    return marker
+
+
+def _legacy_report(folder: Path, entries: set[str]) -> tuple[bool, str]:
+    """(whether `folder` is a report of a gbstats without markers that may be replaced, why
+    not). Accepted only when its results.json is gbstats' (it parses, its provenance names
+    a gbstats version and a study) and it holds nothing a report of any study does not
+    write."""
+    import json
+
+    try:
+        doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        provenance = doc["provenance"]
+        by_gbstats = bool(provenance["gbstats_version"]) and bool(doc["study"])
+    except (OSError, ValueError, KeyError, TypeError):
+        by_gbstats = False
+    if not by_gbstats:
+        return False, (f"holds files that are not a gbstats report ({_shown(entries)}; its "
+                       f"results.json has no gbstats provenance); the run replaces its output "
+                       f"folder as a whole, so expected a new folder, an empty one, or a "
+                       f"report folder gbstats wrote (it carries a {MARKER} marker)")
+    files, folders = _listing(folder)
+    foreign = {f for f in files if f not in LEGACY_FILES and not (
+        "/" in f and f.split("/", 1)[0] in LEGACY_FOLDERS and "/" not in f.split("/", 1)[1]
+        and f.endswith(LEGACY_FOLDERS[f.split("/", 1)[0]]))}
+    foreign |= {d for d in folders if d not in LEGACY_FOLDERS}
+    if foreign:
+        return False, (
+            f"looks like a report of an older gbstats (study {doc['study']!r}; its "
+            f"results.json has gbstats provenance but the folder has no {MARKER} marker), "
+            f"and it also holds {_shown(foreign)}, which a report does not always write, so "
+            f"gbstats cannot tell it from your own files. If they are outputs of that older "
+            f"run, delete the folder yourself and rerun (the new report is marked and is "
+            f"then replaced without asking); otherwise choose another --out")
+    return True, ""
+
+
+def replace_refusal(folder: str | os.PathLike) -> str | None:
+    """Why the existing `folder` must not be emptied or replaced, or None when it may be:
+    it is empty, it carries gbstats' marker and holds only the files listed there, or it is
+    a report of an older gbstats holding only what every report writes (`_legacy_report`)."""
+    folder = Path(folder)
+    try:
+        entries = {e.name for e in folder.iterdir()}
+    except OSError as exc:
+        return f"cannot be read ({_os_reason(exc)})"
+    if not entries:
+        return None
+    if MARKER in entries:
+        marker = _read_marker(folder)
+        if isinstance(marker, str):
+            return (f"holds files ({_shown(entries)}) and {marker}, so gbstats cannot tell "
+                    f"which are its own; expected a new folder, an empty one, or a report "
+                    f"folder gbstats wrote")
+        files, folders = _listing(folder)
+        listed = {str(f) for f in marker["files"]} | {MARKER}
+        made = {str(d) for d in marker.get("folders", [])}
+        made |= {p.as_posix() for f in listed for p in Path(f).parents if p != Path(".")}
+        added = (files - listed) | (folders - made)
+        if added:
+            return (f"is a report folder gbstats wrote (study {marker.get('study')!r}, "
+                    f"{marker.get('written_utc')}), but it now also holds {_shown(added)}, "
+                    f"which gbstats did not write there; the run replaces the folder as a "
+                    f"whole, so move those out of it, or choose another --out")
+        return None
+    if "results.json" in entries:
+        ok, why = _legacy_report(folder, entries)
+        return None if ok else why
+    return (f"holds files that are not a gbstats report ({_shown(entries)}); the run replaces "
+            f"its output folder as a whole, so expected a new folder, an empty one, or a report "
+            f"folder gbstats wrote (it carries a {MARKER} marker)")
+
+
 def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path:
     """Refuse an output folder that cannot be written or must not be replaced, before any work.
 
     A study's outputs are written into a hidden sibling of the folder and swapped into
     place at the end (`staged_folder`), so the parent must be writable, and an existing
-    folder is replaced as a whole: that is refused unless it is empty or a previous
-    report (it holds results.json), so that `--out .` cannot delete a user's files.
+    folder is replaced as a whole: that is refused unless `replace_refusal` allows it (an
+    empty folder, or a report folder gbstats wrote), so that `--out .` cannot delete a
+    user's files.
     """
     path = Path(path)
     resolved = path.expanduser().resolve()
@@ -99,19 +247,35 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
     if resolved.exists() and not resolved.is_dir():
         raise OutputPathError(f"{flag} {path} is an existing file; expected a folder")
     if resolved.is_dir():
-        try:
-            entries = [e.name for e in resolved.iterdir()]
-        except OSError as exc:
-            raise OutputPathError(f"{flag} {path}: cannot read the folder "
-                                  f"({_os_reason(exc)})") from None
-        if entries and "results.json" not in entries:
-            shown = ", ".join(sorted(entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        if os.path.ismount(resolved):
             raise OutputPathError(
-                f"{flag} {path} holds files that are not a gbstats report ({shown}); the run "
-                f"replaces its output folder as a whole, so expected a new folder, an empty "
-                f"one, or a previous report folder (with results.json)")
+                f"{flag} {path} is a mount point: the finished report replaces the output "
+                f"folder by a rename, which a mount point does not allow; expected a folder "
+                f"inside it, such as {path / 'report'}")
+        why = replace_refusal(resolved)
+        if why is not None:
+            raise OutputPathError(f"{flag} {path} {why}")
     _probe_folder(resolved.parent, flag, path)
     return path
+
+
+def check_outside_output(out: str | os.PathLike,
+                         places: Iterable[tuple[str, str | os.PathLike]], *,
+                         flag: str = "--out") -> None:
+    """Refuse inputs and caches that lie inside the output folder, before any work: the
+    finished run replaces that folder as a whole, which would delete them (and a report's
+    checksum of an input would name a file that no longer exists). `places` pairs what a
+    user would recognise ("--human", "--cache-dir", "$GBSTATS_CACHE") with a path."""
+    out_resolved = Path(out).expanduser().resolve()
+    for label, place in places:
+        resolved = Path(place).expanduser().resolve()
+        if resolved == out_resolved or out_resolved in resolved.parents:
+            through = "" if Path(os.path.abspath(Path(place).expanduser())) == resolved \
+                else f" (through a link: it is {resolved})"
+            raise OutputPathError(
+                f"{label} {place}{through} lies inside {flag} {out}, which the run replaces as a "
+                f"whole when it finishes, so it would be deleted; expected {label} outside {flag}: "
+                f"move it, or choose another {flag}")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -174,13 +338,18 @@ def publish_folder(staging: Path, out: Path) -> None:
 
 
 class staged_folder:
-    """`with staged_folder(out) as staging:` write everything into `staging`; on success it
-    replaces `out` (see `publish_folder`); on an error it is removed and `out` is untouched.
-    A killed run leaves only a hidden `.<name>.partial-<pid>-*` sibling, removed by the
-    next run."""
+    """`with staged_folder(out, study) as staging:` write everything into `staging`; on
+    success it is marked as gbstats' (`write_marker`) and replaces `out` (see
+    `publish_folder`); on an error it is removed and `out` is untouched. A killed run
+    leaves only a hidden `.<name>.partial-<pid>-*` sibling, removed by the next run.
 
-    def __init__(self, out: str | os.PathLike):
+    A read-only or full place met while writing ends in an OutputPathError that says so
+    (never a traceback); `out` is checked again just before it is replaced, because a
+    long run gives a user time to put files into it."""
+
+    def __init__(self, out: str | os.PathLike, study: str | None = None):
         self.out = Path(out).expanduser().resolve()
+        self.study = study
         self.staging: Path | None = None
 
     def __enter__(self) -> Path:
@@ -198,11 +367,45 @@ class staged_folder:
     def __exit__(self, kind, exc, tb) -> bool:
         if kind is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
+            problem = place_problem(exc) if isinstance(exc, OSError) else None
+            if problem is not None and not isinstance(exc, OutputPathError):
+                where = getattr(exc, "filename", None) or self.staging
+                raise OutputPathError(
+                    f"cannot write the report beside {self.out}: {where} is {problem}. "
+                    f"Nothing was replaced ({self.out} is as it was); scores and fits are "
+                    f"cached, so rerunning the same command once there is room (or with "
+                    f"another --out) repeats little work") from None
             return False
         try:
+            write_marker(self.staging, self.study)
+            if self.out.is_dir():
+                why = replace_refusal(self.out)
+                if why is not None:
+                    kept = self._keep_finished()
+                    raise OutputPathError(
+                        f"{self.out} changed during the run: it {why}. It was left as it "
+                        f"is, and the finished report was put in {kept}")
             publish_folder(self.staging, self.out)
         except OSError as err:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            raise OutputPathError(f"cannot put the finished outputs in place at {self.out} "
-                                  f"({_os_reason(err)})") from None
+            if isinstance(err, OutputPathError):
+                raise
+            problem = place_problem(err)
+            kept = self._keep_finished()
+            raise OutputPathError(
+                f"cannot put the finished outputs in place at {self.out} ("
+                f"{'it is ' + problem if problem else _os_reason(err)})"
+                + (f"; they were kept in {kept}" if kept else "")) from None
         return False
+
+    def _keep_finished(self) -> Path | None:
+        """Move a finished staging folder that could not be published to a visible name
+        beside `out` (the work is done; only its place failed), or remove it."""
+        if self.staging is None or not self.staging.is_dir():
+            return None
+        kept = self.out.with_name(f"{self.out.name}.gbstats-new-{os.getpid()}")
+        try:
+            os.rename(self.staging, kept)
+        except OSError:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return None
+        return kept

@@ -1,33 +1,100 @@
-"""LaTeX: booktabs tables that print every cell, header, caption and note literally."""
+"""LaTeX: booktabs tables that print every cell, header, caption and note literally.
+
+`render_latex` typesets a `PresentedTable` (gbstats.report.table_grammar):
+booktabs rules, numbers in siunitx `S` columns aligned on the decimal point,
+p-values and intervals right-aligned (their decimals are fixed, so their points
+line up too), text left-aligned, row groups and panels as italic headings, and the
+notes set at the table's width beneath it (as threeparttable does, without needing
+it). A table needs `TABLE_PACKAGES` (booktabs and siunitx; pdflscape too when set
+landscape). `to_latex_table` is the one-call form for a DataFrame.
+"""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from gbstats.report.formatting import (CONTROL_CHARS, MISSING, format_cells, header_labels,
-                                       is_numeric_column, table_frame)
+from gbstats.report.formatting import CONTROL_CHARS, MISSING
+from gbstats.report.table_grammar import Column, Part, PresentedTable, present
+
+# The packages every table needs (tables/tables.tex loads them).
+TABLE_PACKAGES = ("booktabs", "siunitx")
+LANDSCAPE_PACKAGE = "pdflscape"
 
 LATEX_ESCAPES = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "%": r"\%",
     "&": r"\&", "#": r"\#", "$": r"\$", "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
     "|": r"\textbar{}",
+    # Quotes print as typed, not as curly quotes: ' and ` would pair into ‘ ’, and " is
+    # ” in LaTeX's default font encoding (OT1 has no straight double quote; the
+    # typewriter font's is used, which T1 documents print the same way).
+    "'": r"\textquotesingle{}", "`": r"\textasciigrave{}", '"': r"{\ttfamily\char34}",
 }
 _LATEX_SPECIAL = re.compile("[" + re.escape("".join(LATEX_ESCAPES)) + "]")
+# "--" and "---" would become en and em dashes, ",," a low quote (T1): an empty group
+# between the characters stops the ligature.
+_LIGATURE = re.compile(r"([-,])(?=\1)")
+# Characters pdflatex's UTF-8 input does not know, as LaTeX commands that work in both
+# the OT1 and T1 encodings.
+LATEX_SYMBOLS = {
+    "∞": r"\ensuremath{\infty}", "−": r"\ensuremath{-}", "≤": r"\ensuremath{\leq}",
+    "≥": r"\ensuremath{\geq}", "≠": r"\ensuremath{\neq}", "≈": r"\ensuremath{\approx}",
+    "α": r"\ensuremath{\alpha}", "β": r"\ensuremath{\beta}", "γ": r"\ensuremath{\gamma}",
+    "δ": r"\ensuremath{\delta}", "Δ": r"\ensuremath{\Delta}", "ε": r"\ensuremath{\varepsilon}",
+    "η": r"\ensuremath{\eta}", "θ": r"\ensuremath{\theta}", "κ": r"\ensuremath{\kappa}",
+    "λ": r"\ensuremath{\lambda}", "μ": r"\ensuremath{\mu}", "ν": r"\ensuremath{\nu}",
+    "π": r"\ensuremath{\pi}", "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}",
+    "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\phi}", "χ": r"\ensuremath{\chi}",
+    "ψ": r"\ensuremath{\psi}", "ω": r"\ensuremath{\omega}", "Σ": r"\ensuremath{\Sigma}",
+}
+# Combining marks that survive NFC normalisation (no precomposed letter exists, e.g.
+# x + U+0301) become LaTeX's accent commands over the character before them; those that
+# work in both OT1 and T1. Any other combining mark is left out of the LaTeX (the
+# Markdown and results.json keep the text as it was).
+LATEX_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=",
+            "\u0306": "u", "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H",
+            "\u030c": "v", "\u0323": "d", "\u0327": "c", "\u0331": "b"}
 _LABEL_OK = re.compile(r"^[A-Za-z0-9:_.\-/]+$")
 
 
-def escape_latex(text: Any) -> str:
-    """`text` as LaTeX that prints it literally (specials escaped, control chars -> space).
+def escape_latex(text: Any, prose: bool = False) -> str:
+    """`text` as LaTeX that prints it literally: specials escaped, control characters as
+    spaces, no ligatures ("--" stays two hyphens, quotes stay straight), Unicode in NFC
+    with any combining mark left over as an accent command.
 
-    Non-ASCII letters pass through: pdflatex reads UTF-8 and prints accented
-    Latin letters; other scripts need xelatex/lualatex.
+    `prose=True` (captions and notes, which studies write as sentences) typesets quotes
+    as a typesetter would instead: an apostrophe as ’ and double quotes as “...”.
+    Accented Latin letters pass through (pdflatex reads UTF-8); a few symbols (∞, ≤,
+    Greek letters) become math; other scripts need xelatex/lualatex.
     """
-    text = CONTROL_CHARS.sub(" ", str(text))
-    return _LATEX_SPECIAL.sub(lambda m: LATEX_ESCAPES[m.group()], text)
+    text = unicodedata.normalize("NFC", CONTROL_CHARS.sub(" ", str(text)))
+    pieces: list[str] = []
+    double_quotes = 0
+    for char in text:
+        if prose and char == "'":
+            pieces.append("'")
+            continue
+        if prose and char == '"':
+            pieces.append("``" if double_quotes % 2 == 0 else "''")
+            double_quotes += 1
+            continue
+        if unicodedata.combining(char):
+            accent = LATEX_ACCENTS.get(char)
+            if accent is not None:
+                base = pieces.pop() if pieces and pieces[-1] != " " else ""
+                pieces.append(f"\\{accent}{{{base}}}")
+            continue  # a mark LaTeX has no accent for: left out (see above)
+        if char in LATEX_ESCAPES:
+            pieces.append(LATEX_ESCAPES[char])
+        elif char in LATEX_SYMBOLS:
+            pieces.append(LATEX_SYMBOLS[char])
+        else:
+            pieces.append(char)
+    return _LIGATURE.sub(r"\1{}", "".join(pieces))
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
@@ -38,37 +105,103 @@ def markdown_to_latex(text: Any) -> str:
     \\texttt{} and everything else prints literally (escape_latex, inside the spans too).
 
     A caption is written once for report.md and tables/*.tex, so it is Markdown;
-    a backtick with no partner is kept as text.
+    a backtick with no partner is kept as text. Outside code spans quotes are typeset as
+    prose (escape_latex's `prose`); inside, every character prints as typed.
     """
     text = str(text)
     pieces, last = [], 0
     for span in _CODE_SPAN.finditer(text):
-        pieces.append(escape_latex(text[last:span.start()]))
+        pieces.append(escape_latex(text[last:span.start()], prose=True))
         pieces.append(r"\texttt{" + escape_latex(span.group(1)) + "}")
         last = span.end()
-    pieces.append(escape_latex(text[last:]))
+    pieces.append(escape_latex(text[last:], prose=True))
     return "".join(pieces)
 
 
-def _latex_cell(plain: str, kind: str) -> str:
-    """A formatted cell in LaTeX; kind is "text", "number" or "p".
+# ---------------------------------------------------------------------------
+# cells
 
-    Numbers get a proper minus sign, ×10^k and infinity; p < .001 a math "<"
-    (a text "<" prints as "¡" in the default font encoding).
-    """
-    if plain == MISSING:
+_NUMBER_CELL = re.compile(r"^(?P<pre>\(?)(?P<sign>-?)(?P<int>\d+)(?:\.(?P<dec>\d+))?"
+                          r"(?P<post>\)?\**)$")
+
+
+def _number_cell(cell: str) -> str:
+    """A cell of an S column: the number for siunitx, its brackets and stars as text."""
+    match = _NUMBER_CELL.match(cell)
+    if not match:
+        return _text_in_s(cell)
+    number = f"{match['sign']}{match['int']}" + (f".{match['dec']}" if match["dec"] else "")
+    pre = "{(}" if match["pre"] else ""
+    post = "{" + match["post"] + "}" if match["post"] else ""
+    return pre + number + post
+
+
+def _text_in_s(cell: str) -> str:
+    if cell == "":
+        return "{}"
+    if cell == MISSING:
+        return "{--}"
+    return "{" + _minus_signs(escape_latex(cell)) + "}"
+
+
+def _minus_signs(tex: str) -> str:
+    # a hyphen before a digit in a number is a minus sign
+    return re.sub(r"(?<![\w}])-(?=\d)", r"\\ensuremath{-}", tex)
+
+
+def _plain_cell(cell: str, kind: str) -> str:
+    if cell == MISSING:
         return MISSING  # "--" is an en dash in LaTeX, as papers show missing cells
-    if kind == "text":
-        return escape_latex(plain)
     if kind == "p":
-        return r"$<$\,.001" if plain == "< .001" else plain
-    if plain in ("inf", "-inf"):
-        return r"$\infty$" if plain == "inf" else r"$-\infty$"
-    negative, body = plain.startswith("-"), plain.lstrip("-")
-    if "e" in body:
-        mantissa, exponent = body.split("e")
-        return f"${'-' if negative else ''}{mantissa}\\times10^{{{int(exponent)}}}$"
-    return ("$-$" if negative else "") + body
+        return r"$<$\,.001" if cell == "< .001" else escape_latex(cell)
+    if kind == "interval":
+        return _minus_signs(escape_latex(cell))
+    return escape_latex(cell)
+
+
+def _s_format(cells: Sequence[str]) -> str | None:
+    """siunitx options for an S column holding `cells`, or None when no cell is a number."""
+    numbers = [m for m in map(_NUMBER_CELL.match, cells) if m]
+    if not numbers:
+        return None
+    integer = max(len(m["int"]) for m in numbers)
+    decimals = max(len(m["dec"] or "") for m in numbers)
+    sign = "-" if any(m["sign"] for m in numbers) else ""
+    fmt = f"{sign}{integer}" + (f".{decimals}" if decimals else "")
+    options = [f"table-format={fmt}", "group-digits=none"]
+    pre = any(m["pre"] for m in numbers)
+    post = max((m["post"] for m in numbers), key=len)
+    if pre or post:
+        options += ["table-align-text-before=false", "table-align-text-after=false"]
+    if pre:
+        options.append("table-space-text-pre={(}")
+    if post:
+        options.append("table-space-text-post={" + post + "}")
+    return "S[" + ", ".join(options) + "]"
+
+
+def _column_spec(column: Column) -> tuple[str, bool]:
+    """(the column's tabular spec, whether it is an siunitx S column)."""
+    if column.kind in ("number", "count", "model"):
+        spec = _s_format(column.cells)
+        if spec is not None:
+            return spec, True
+        return "c", False
+    if column.kind in ("p", "interval"):
+        return "r", False
+    return "l", False
+
+
+def _header(text: str, align: str) -> str:
+    """A header cell; a long header of several words breaks into two lines."""
+    words = text.split()
+    if len(text) <= 12 or len(words) < 2:
+        return escape_latex(text)
+    best = min(range(1, len(words)),
+               key=lambda k: abs(len(" ".join(words[:k])) - len(" ".join(words[k:]))))
+    top, bottom = " ".join(words[:best]), " ".join(words[best:])
+    return (f"\\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{escape_latex(top)}\\\\"
+            f"{escape_latex(bottom)}\\end{{tabular}}")
 
 
 def _latex_row(cells) -> str:
@@ -81,39 +214,121 @@ def _latex_row(cells) -> str:
     return row + r" \\"
 
 
-def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: int = 3,
+def _tabular(part: Part) -> list[str]:
+    specs = [_column_spec(c) for c in part.columns]
+    lines = [f"\\begin{{tabular}}{{@{{}}{''.join(s for s, _ in specs)}@{{}}}}", r"\toprule"]
+    spans = [c.span for c in part.columns]
+    if any(spans):
+        cells, rules, i = [], [], 0
+        while i < len(spans):
+            j = i
+            while j + 1 < len(spans) and spans[j + 1] == spans[i]:
+                j += 1
+            width = j - i + 1
+            if spans[i]:
+                cells.append(f"\\multicolumn{{{width}}}{{c}}{{{escape_latex(spans[i])}}}")
+                rules.append(f"\\cmidrule(lr){{{i + 1}-{j + 1}}}")
+            else:
+                cells += [""] * width
+            i = j + 1
+        lines += [_latex_row(cells), "".join(rules)]
+    header = []
+    for column, (spec, is_s) in zip(part.columns, specs):
+        align = "l" if spec == "l" else "r" if spec == "r" else "c"
+        text = _header(column.label, align)
+        header.append("{" + text + "}" if is_s else text)
+    lines += [_latex_row(header), r"\midrule"]
+    width = len(part.columns)
+    for row in range(part.n_rows):
+        if row in part.headings:
+            if row > 0:
+                lines.append(r"\midrule" if row in part.rules else r"\addlinespace")
+            lines.append(_latex_row([f"\\multicolumn{{{width}}}{{@{{}}l}}"
+                                     f"{{\\textit{{{escape_latex(part.headings[row])}}}}}"]))
+        cells = []
+        for column, (_, is_s) in zip(part.columns, specs):
+            cell = column.cells[row]
+            cells.append(_number_cell(cell) if is_s else _plain_cell(cell, column.kind))
+        lines.append(_latex_row(cells))
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return lines
+
+
+# How wide the notes may become under a narrow table: a share of the text width, so that
+# a two-column table does not get a column of notes one word wide.
+NOTES_MIN_WIDTH = 0.6
+
+
+def render_latex(table: PresentedTable) -> str:
+    """A standalone `table` float for a PresentedTable (needs TABLE_PACKAGES)."""
+    if table.label is not None and not _LABEL_OK.match(table.label):
+        raise ValueError(f"LaTeX label {table.label!r} may only contain letters, digits "
+                         "and : _ . - /")
+    packages = [*TABLE_PACKAGES] + ([LANDSCAPE_PACKAGE] if table.landscape else [])
+    lines = [f"% gbstats table; needs \\usepackage{{{','.join(packages)}}}"]
+    if table.landscape:
+        lines.append(r"\begin{landscape}")
+    lines += [r"\begin{table}[htbp]", r"\centering",
+              f"\\caption{{{markdown_to_latex(table.caption)}}}"]
+    if table.label is not None:
+        lines.append(f"\\label{{{table.label}}}")
+    # Each part is typeset in a box first, so that the notes can be set at the width of
+    # the widest part (TeX's scratch registers \box0, 2, 4... and \dimen0, local to the
+    # table's group).
+    lines.append(r"\begingroup")
+    boxes = []
+    for number, part in enumerate(table.parts):
+        box = 2 * number
+        boxes.append(box)
+        lines += [f"\\setbox{box}=\\hbox{{%", *_tabular(part), "}%"]
+    lines.append(r"\dimen0=\wd0")
+    for box in boxes[1:]:
+        lines.append(f"\\ifdim\\wd{box}>\\dimen0 \\dimen0=\\wd{box}\\fi")
+    if table.notes:
+        lines.append(f"\\ifdim\\dimen0<{NOTES_MIN_WIDTH}\\linewidth "
+                     f"\\dimen0={NOTES_MIN_WIDTH}\\linewidth\\fi")
+    lines.append(r"\begin{minipage}{\dimen0}")
+    for i, box in enumerate(boxes):
+        if i:
+            lines.append(r"\par\medskip")
+        lines.append(f"\\hbox to\\linewidth{{\\hss\\box{box}\\hss}}")
+    if table.notes:
+        lines += [r"\par\smallskip\footnotesize\raggedright",
+                  r"\textit{Note.} " + " ".join(_note_latex(n) for n in table.notes)]
+    lines += [r"\end{minipage}", r"\endgroup", r"\end{table}"]
+    if table.landscape:
+        lines.append(r"\end{landscape}")
+    return "\n".join(lines) + "\n"
+
+
+def _note_latex(note: str) -> str:
+    tex = markdown_to_latex(note)
+    if note.startswith("SIMULATED"):
+        head, sep, rest = tex.partition(":")
+        return f"\\textbf{{{head}}}{sep}{rest}"
+    return tex
+
+
+def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: int | None = None,
                    columns: Sequence[str] | None = None,
                    column_labels: Mapping[str, str] | None = None,
                    p_columns: Sequence[str] = ("p_value",),
                    notes: str | Sequence[str] | None = None) -> str:
-    """A standalone booktabs `table` environment for `df` (needs only \\usepackage{booktabs}).
+    """A standalone booktabs `table` for `df` as it is (needs TABLE_PACKAGES).
 
-    Cells, headers, caption and notes are escaped, so any text prints
-    literally; Markdown code spans in the caption and notes become
-    \\texttt{}. Numbers get `digits` significant digits and the columns named
-    in `p_columns` are formatted as p-values (see the module doc). Numeric
-    columns are right-aligned, text columns left-aligned. `label` (e.g.
-    "tab:lmm") may be None for no \\label.
+    The cells follow the table grammar's digits by kind (gbstats.report.table_grammar:
+    fixed decimals per number column, `digits` to set them; integers for counts;
+    APA p-values for the columns in `p_columns`), headers take `column_labels` and the
+    house words, and cells, headers, caption and notes print literally (Markdown code
+    spans in the caption and notes become \\texttt{}). Unlike `StudyReport.table` no
+    column is moved, merged or split: the table shows `df`'s columns (or `columns`).
+    `label` (e.g. "tab:lmm") may be None for no \\label.
     """
     if label is not None and not _LABEL_OK.match(label):
         raise ValueError(f"LaTeX label {label!r} may only contain letters, digits and : _ . - /")
-    frame = table_frame(df, columns)
-    cells = format_cells(frame, digits, p_columns)
-    kind = {c: "p" if c in p_columns else "number" if is_numeric_column(frame[c]) else "text"
-            for c in frame.columns}
-    spec = "".join("l" if kind[c] == "text" else "r" for c in frame.columns)
-    header = _latex_row(escape_latex(h) for h in header_labels(frame.columns, column_labels))
-    body = [_latex_row(_latex_cell(cells.at[i, c], kind[c]) for c in frame.columns)
-            for i in cells.index]
-    lines = [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{markdown_to_latex(caption)}}}"]
-    if label is not None:
-        lines.append(f"\\label{{{label}}}")
-    lines += [f"\\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule",
-              *body, r"\bottomrule", r"\end{tabular}"]
-    if notes:
-        note_list = [notes] if isinstance(notes, str) else list(notes)
-        lines += [r"\par\medskip", r"\begin{minipage}{\linewidth}\footnotesize",
-                  r"\textit{Note.} " + " ".join(markdown_to_latex(n) for n in note_list),
-                  r"\end{minipage}"]
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+    note_list = [notes] if isinstance(notes, str) else list(notes or [])
+    kinds = {c: "p" for c in p_columns if c in getattr(df, "columns", [])}
+    table = present(df, caption, label=label, labels=column_labels, kinds=kinds,
+                    decimals=digits, columns=columns, notes=note_list, settings_to_notes=False,
+                    split=False, short_caption=False, intervals=False)
+    return render_latex(table)

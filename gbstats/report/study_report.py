@@ -17,11 +17,14 @@ import pandas as pd
 
 from gbstats.report.files import write_text_atomically
 from gbstats.report.formatting import CONTROL_CHARS
-from gbstats.report.latex import to_latex_table
-from gbstats.report.markdown import to_markdown_table
+from gbstats.report.latex import render_latex
+from gbstats.report.markdown import render_markdown, to_markdown_table
 from gbstats.report.results_json import write_results_json
+from gbstats.report.table_grammar import PresentedTable, grammar_problems, present
 
 SIMULATED = "SIMULATED"
+# The column headers a fit_table gives the backend labels of gbstats.mixed.fitting.
+ENGINE_WORDS = {"lme4": "lme4", "statsmodels": "statsmodels", "pymc": "Bayesian", "blme": "blme"}
 _NAME_OK = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 
@@ -39,8 +42,10 @@ class StudyReport:
 
     Blocks appear in report.md in the order they are added. Tables and
     figures are written to disk when added; report.md and results.json by
-    `write()`. With `simulated=True` every heading, table caption and figure
-    title carries "SIMULATED", so simulated numbers cannot pass for real ones.
+    `write()`, with tables/tables.tex (every table in one document) and, where
+    pdflatex is installed, tables/tables.pdf. With `simulated=True` every heading
+    and figure title carries "SIMULATED" and every table's notes begin with it,
+    so simulated numbers cannot pass for real ones.
     """
 
     def __init__(self, study: str, out_dir: str | os.PathLike, title: str,
@@ -49,6 +54,7 @@ class StudyReport:
         self.title = self._mark(title)
         self.blocks: list[str] = []
         self.tables: dict[str, pd.DataFrame] = {}
+        self.presented: dict[str, PresentedTable] = {}
         self.table_paths: list[Path] = []
         self.figure_paths: list[Path] = []
         self.exclusion_records: list[dict] = []
@@ -78,38 +84,91 @@ class StudyReport:
         return self
 
     def table(self, name: str, df: pd.DataFrame, caption: str, label: str | None = None,
-              digits: int = 3, simulated: bool | None = None, **latex_options) -> Path:
-        """Write tables/<name>.tex, show the table in report.md, keep it for results.json.
+              digits: int | None = None, simulated: bool | None = None, *,
+              labels: Mapping[str, str] | None = None,
+              column_labels: Mapping[str, str] | None = None,
+              p_columns: Sequence[str] = (), notes: str | Sequence[str] | None = None,
+              record: bool | pd.DataFrame = True, **grammar) -> Path:
+        """Write tables/<name>.tex, show the same table in report.md, keep `df` for results.json.
 
-        `latex_options` go to `to_latex_table` (columns, column_labels,
-        p_columns, notes); results.json always gets every column, unformatted.
+        The table follows the house grammar (gbstats.report.table_grammar.present):
+        `labels` (or its old name `column_labels`) gives the headers in words, `p_columns`
+        names p-value columns besides p_value/p_holm/..., `digits` fixes the decimals of
+        every number column, `notes` are the table's notes; `grammar` takes present's
+        other options (kinds, decimals, values, columns, groups, keep, landscape...).
+        results.json gets every column of `df`, unformatted; `record` may instead be the
+        frame to record (when `df` is a reshaped view of it) or False (a view of numbers
+        another table of results.json holds).
         """
+        self._check_name(name, "table", {**self.tables, **self.presented})
+        kinds = dict(grammar.pop("kinds", None) or {})
+        kinds.update({c: "p" for c in p_columns if c in df.columns})
+        presented = present(df, caption, label=label or f"tab:{name}",
+                            labels={**(column_labels or {}), **(labels or {})}, kinds=kinds,
+                            decimals=grammar.pop("decimals", digits),
+                            notes=[notes] if isinstance(notes, str) else list(notes or []),
+                            simulated=self._is_simulated(simulated), **grammar)
+        return self._write_table(name, presented, df if record is True else record)
+
+    def model_table(self, name: str, models, caption: str, *, data: pd.DataFrame | None = None,
+                    label: str | None = None, notes: str | Sequence[str] | None = None,
+                    simulated: bool | None = None, **options) -> Path:
+        """A model table (gbstats.report.model_table) of `models`: terms x models, estimates
+        with their SE beneath, random-effect SDs, fit rows and notes. results.json gets
+        `data` (a study's own frame of these fits) or else the table's numbers (`frame`).
+        `options` go to `model_table` (variables, levels, groups, statistic, stars...)."""
+        from gbstats.report.model_table import model_table
+
+        self._check_name(name, "table", self.presented)
+        table = model_table(models, **options)
+        presented = table.presented(caption, label or f"tab:{name}",
+                                    notes=[notes] if isinstance(notes, str) else list(notes or []),
+                                    simulated=self._is_simulated(simulated))
+        return self._write_table(name, presented, table.frame if data is None else data)
+
+    def record(self, name: str, df: pd.DataFrame, what: str) -> None:
+        """Keep `df` in results.json (and say so in report.md) without a LaTeX table: a long
+        table of every cell that no paper prints whole (`what` says what it holds)."""
         self._check_name(name, "table", self.tables)
-        caption = self._mark(caption, simulated)
-        tex = to_latex_table(df, caption, label or f"tab:{name}", digits, **latex_options)
-        path = self.out_dir / "tables" / f"{name}.tex"
-        write_text_atomically(path, tex)
-        markdown_options = {k: v for k, v in latex_options.items()
-                            if k in ("columns", "column_labels", "p_columns")}
-        md = to_markdown_table(df, digits, **markdown_options)
-        self.blocks.append(f"**Table: {caption}** ([LaTeX](tables/{name}.tex))\n\n{md}")
         self.tables[name] = df.copy()
+        self.blocks.append(f"*{CONTROL_CHARS.sub(' ', what)}: {len(df)} rows, in results.json "
+                           f"(table `{name}`).*\n")
+
+    def _write_table(self, name: str, presented: PresentedTable,
+                     data: pd.DataFrame | bool) -> Path:
+        path = self.out_dir / "tables" / f"{name}.tex"
+        write_text_atomically(path, render_latex(presented))
+        self.blocks.append(f"**Table: {CONTROL_CHARS.sub(' ', presented.caption)}** "
+                           f"([LaTeX](tables/{name}.tex))\n\n{render_markdown(presented)}")
+        if data is not False:
+            self.tables[name] = data.copy()
+        self.presented[name] = presented
         self.table_paths.append(path)
         return path
 
-    def fit_table(self, name: str, fits: Mapping, caption: str, **options) -> Path:
-        """The coefficients of {backend label: FitResult} as one table (stack_fits), whose caption
-        ends by saying how each factor is coded (gbstats.mixed.fitting.coding_note): which
-        level is +1 / -1, the reference level or the matrix, so every term name reads alone.
-        Its notes say what the fits themselves flagged (gbstats.mixed.fitting.table_notes:
-        lme4's singular-fit and convergence warnings, separation, each Bayesian twin's
-        convergence figures and priors), after any `notes` given. `options` go to `table`."""
-        from gbstats.mixed.fitting import coding_note, stack_fits, table_notes
+    def _is_simulated(self, simulated: bool | None) -> bool:
+        return self.simulated if simulated is None else simulated
 
-        note = coding_note(fits)
-        caption = f"{caption.rstrip('.')}. {note}" if note else caption
-        notes = list(options.pop("notes", None) or []) + table_notes(fits)
-        return self.table(name, stack_fits(fits), caption, notes=notes or None, **options)
+    def fit_table(self, name: str, fits: Mapping, caption: str, **options) -> Path:
+        """The fits {backend label: FitResult} of one formula as a model table (one column per
+        engine; term labels from the factor codings; notes with the coding, the method, and what
+        the fits flagged: lme4's singular-fit and convergence warnings, separation, each
+        Bayesian twin's convergence figures and priors). results.json gets the stacked
+        coefficients (gbstats.mixed.fitting.stack_fits). `options` go to `model_table`."""
+        from gbstats.mixed.fitting import stack_fits
+
+        if not fits:   # nothing was fitted (no engine could): an empty table says so
+            return self.table(name, stack_fits(fits), caption,
+                              notes=options.get("notes") or "No model was fitted (see the "
+                                                            "report's notes).")
+        labels = {label: ENGINE_WORDS.get(label, label) for label in fits}
+        models = {labels[label]: fit for label, fit in fits.items()}
+        return self.model_table(name, models, caption, data=stack_fits(fits), **options)
+
+    def grammar_problems(self) -> dict[str, list[str]]:
+        """{table: what breaks the house grammar} for every table added (empty when none)."""
+        return {name: problems for name, t in self.presented.items()
+                if (problems := grammar_problems(t))}
 
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
                **savefig_options) -> Path:
@@ -193,6 +252,30 @@ class StudyReport:
             text += ["", "Default priors: " + " ".join(sources) + "."]
         return self.section(heading, "\n".join(text), simulated)
 
+    def _appendix(self) -> dict:
+        """tables/tables.tex (every table in one document) and, with pdflatex, tables.pdf;
+        a report.md block that says which, and why not when it could not be compiled."""
+        from gbstats.report.appendix import compile_appendix, write_appendix
+
+        if not self.table_paths:
+            return {"blocks": [], "paths": {}}
+        tex = write_appendix(self.out_dir / "tables", self.title.replace("*", ""),
+                             [p.stem for p in self.table_paths],
+                             landscape=any(t.landscape for t in self.presented.values()))
+        result = compile_appendix(tex)
+        paths = {"appendix": tex, **({"appendix_pdf": result.pdf} if result.pdf else {})}
+        if result.ok:
+            text = ("Every table above in one document for a paper's appendix: "
+                    "[tables/tables.tex](tables/tables.tex), compiled to "
+                    "[tables/tables.pdf](tables/tables.pdf).")
+        else:
+            text = ("Every table above in one document for a paper's appendix: "
+                    f"[tables/tables.tex](tables/tables.tex); {result.summary()}.")
+            if not result.skipped:
+                self.warning_list.append(f"tables/tables.tex: {result.summary()}")
+        return {"blocks": [f"## {self._mark('Tables for a paper')}\n\n{text}\n"],
+                "paths": paths}
+
     def _provenance_block(self, prov: Mapping) -> str:
         git = prov.get("git") or {}
         commit = git.get("commit") or "unknown"
@@ -213,7 +296,9 @@ class StudyReport:
                    "documented simulation, not from real observations; their numbers "
                    "illustrate the method only.\n"]
                   if self.simulated else [])
-        parts = [f"# {self.title}\n", *notice, *self.blocks, self._provenance_block(provenance)]
+        appendix = self._appendix()
+        parts = [f"# {self.title}\n", *notice, *self.blocks, *appendix["blocks"],
+                 self._provenance_block(provenance)]
         report = self.out_dir / "report.md"
         write_text_atomically(report, "\n".join(parts))
         results = write_results_json(
@@ -221,7 +306,7 @@ class StudyReport:
             extra={"study": self.study, "title": self.title, "simulated": self.simulated,
                    "exclusions": self.exclusion_records, "warnings": self.warning_list,
                    "bayes_twins": self.twin_records})
-        return {"report": report, "results": results,
+        return {"report": report, "results": results, **appendix["paths"],
                 **{f"table:{p.stem}": p for p in self.table_paths},
                 **{f"figure:{p.stem}": p for p in self.figure_paths}}
 

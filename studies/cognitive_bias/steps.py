@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import SELECTED, ExclusionLog
-from gbstats.mixed.fitting import frequentist_notes, table_notes
 from studies.cognitive_bias import analysis as A
 from studies.cognitive_bias import lm_coreference as LM
 from studies.cognitive_bias import maze as M
 from studies.cognitive_bias import plots as P
+from studies.cognitive_bias import presentation as V
 from studies.cognitive_bias import systems as S
 from studies.cognitive_bias import uncertainty as U
 from studies.common import say
@@ -198,8 +198,12 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         + run.notes_markdown()))
 
     report.table("non_coreference_answers", non_coreference,
-                 "Non-coreference answers (the binary gender opposite to the pronoun's) among "
-                 "the pro/anti trials, and whether they were ignored")
+                 "Non-coreference answers among the pro- and anti-stereotypical trials",
+                 labels={**V.LABELS, "n_wrong": "Wrong", "n_non_coreference": "Non-coreference",
+                         "share_of_wrong": "Share of wrong", "ignored": "Ignored"},
+                 values=V.VALUES, keep=["ignored"],
+                 notes=["Non-coreference answer: the binary gender opposite to the pronoun's. "
+                        "Ignored: left out of the accuracy counts."])
 
     report.section("QA: accuracy and Delta_QA (Table 2 analogue)", (
         "Lior & Stanovsky (2023) Table 2, by the published counting rule: every recorded "
@@ -217,24 +221,46 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
            else " `--drop-repeated-responses` keeps one response per session position "
                 "instead (62 wino and 32 BUG trials fewer); the report then shows how much "
                 "each cell moves.")))
-    report.table("qa_accuracy", accuracy,
-                 "Accuracy per dataset x source x condition (people at each alpha; systems on "
-                 "the same sentences), published counting rule"
-                 + (" except one response per session position (--drop-repeated-responses)"
-                    if repeat_effect is not None else "")
-                 + ". n_ignored: non-coreference answers left out of n_total")
+    report.table("qa_accuracy", V.accuracy_view(accuracy),
+                 "QA accuracy of people at each time pressure and of the systems, beside "
+                 "Lior and Stanovsky's (2023) Table 2",
+                 labels=V.ACCURACY_LABELS, values=V.VALUES, groups="dataset",
+                 decimals={"alpha": 2, "percent": 1, "published": 1, "difference": 1},
+                 record=accuracy, keep=["condition"],
+                 notes=["Counting rule: " + ("the published one (every recorded response of a "
+                        "calibrated participant)" if repeat_effect is None else "one response per "
+                        "session position (--drop-repeated-responses), NOT the published rule")
+                        + "; ignored non-coreference answers are left out of Total. "
+                        "α: time pressure (people only; systems have none). Published: Table 2, "
+                        "percent correct (people's from the published counts); Difference: ours "
+                        "minus published, in points."])
     if repeat_effect is not None:
         report.table("repeated_responses_effect", repeat_effect,
-                     "--drop-repeated-responses: per cell, the published counts (every "
-                     "response), the counts with the first response per session position, "
-                     "trials removed (n_removed, analysed + ignored) and the change in "
-                     "accuracy (points)")
+                     "What keeping one response per session position changes, per cell",
+                     labels=V.repeat_effect_labels(), values=V.VALUES, groups="dataset",
+                     decimals={"alpha": 2, "change_points": 1},
+                     columns=["dataset", "alpha", "condition", "n_total_published",
+                              "accuracy_published", "n_total_deduplicated",
+                              "accuracy_deduplicated", "n_removed", "change_points"],
+                     notes=["Every response: the published counting rule; first response: "
+                            "--drop-repeated-responses. Trials removed counts analysed and "
+                            "ignored trials; the change is in accuracy points."])
     report.table("system_rules", system_rules,
-                 "System accuracy under the published rule (substring match, first pool copy) "
-                 "and gbstats' head rule (pronoun mention + referent head in one cluster, "
-                 "every pool copy), on the same human-seen sentences")
+                 "System accuracy under the published scoring rule and under gbstats' head rule",
+                 labels={**V.LABELS, "rule": "Rule"}, groups="rule",
+                 values={**V.VALUES, "rule": {"published": "Published rule",
+                                              "head": "Head rule"}},
+                 notes=["Published rule: a predicted cluster holds a mention containing the "
+                        "referent's name and one containing the pronoun (substring match, first "
+                        "pool copy). Head rule: the pronoun's own mention and a mention covering "
+                        "the referent's head word in one cluster (every pool copy). Both on the "
+                        "sentences people saw."])
     report.table("qa_delta", A.qa_delta(accuracy),
-                 "Delta_QA = accuracy(pro) - accuracy(anti)")
+                 "Accuracy on pro- and anti-stereotypical questions and their difference",
+                 labels={**V.LABELS, "accuracy_pro": "Pro", "accuracy_anti": "Anti",
+                         "delta": "ΔQA", "n_pro": "N pro", "n_anti": "N anti"},
+                 values=V.VALUES, groups="dataset", decimals={"alpha": 2},
+                 notes=["ΔQA = accuracy(pro) - accuracy(anti); α: time pressure (people only)."])
 
     report.section("QA: does time pressure grow the stereotype effect?", (
         f"`{A.GLMM_FORMULA}` per dataset, logistic (binomial, logit link). `stereotype`: "
@@ -255,46 +281,73 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
             "rerun with `--glmm-optimizer bobyqa` (R's `glmerControl(optimizer = \"bobyqa\")`); "
             "the study never switches optimizers on its own, so the numbers are reported "
             "as they are, flagged."))
-    report.table("glmm_stereotype_alpha", A.glmm_table(glmms),
-                 "Fixed effects (lme4: Laplace ML, Wald z and 95% CI; bayes: posterior mean, "
-                 "SD and 95% interval). converged = false: lme4 or the sampler warned (see "
-                 "Warnings); do not read those rows. " + A.coding_note(glmms),
-                 notes=[f"{dataset}: {n}" for dataset, fits in glmms.items()
-                        for n in table_notes(fits)] or None)
+    if any(glmms.values()):
+        report.model_table(
+            "glmm_stereotype_alpha",
+            {(V.DATASET_WORDS.get(dataset, dataset), V.GLMM_COLUMNS.get(label, label)): fit
+             for dataset, fits in glmms.items() for label, fit in fits.items()},
+            "Accuracy under time pressure: logistic mixed models of a correct answer",
+            data=A.glmm_table(glmms), variables=V.VARIABLES, groups=V.GROUPS,
+            levels={"alpha": {"0.25": "0.25", "0.5": "0.5", "0.75": "0.75"}},
+            notes=[f"Model: `{A.GLMM_FORMULA}`, per data set, binomial with a logit link; "
+                   "α as a factor (reference 0.75, the least pressure) or as a number. A fit "
+                   "that did not converge is named in the notes below: do not read its column."])
     marginal, pro_minus_anti, marginal_notes = A.marginal_accuracy(glmms)
     if not marginal.empty:
         report.table("glmm_marginal_accuracy", marginal,
-                     "Model-estimated accuracy per stereotype x alpha (GLMM with alpha as a "
-                     "factor; marginal means on the probability scale, emmeans)"
-                     + "".join(f". {n}" for n in marginal_notes if "did not converge" in n),
-                     notes=marginal_notes)
+                     "Model-estimated accuracy by stereotype and time pressure",
+                     labels={**V.LABELS, "stereotype": "Stereotype", "estimate": "Accuracy"},
+                     values={**V.VALUES, "alpha": V.ALPHA_WORDS}, groups="dataset",
+                     notes=["Marginal means of the GLMM with α as a factor, on the probability "
+                            "scale (emmeans), random effects at zero."] + marginal_notes)
         report.table("glmm_pro_minus_anti", pro_minus_anti,
-                     "Pro - anti difference in model-estimated accuracy at each alpha "
-                     "(probability scale, 95% CI, z test; one contrast per alpha, so no "
-                     "multiplicity adjustment within alpha)", notes=marginal_notes)
+                     "Pro minus anti difference in model-estimated accuracy at each time pressure",
+                     labels={**V.LABELS, "stat": "z"}, values={**V.VALUES, "contrast": {
+                         "pro - anti": "pro minus anti"}, "alpha": V.ALPHA_WORDS},
+                     groups="dataset",
+                     notes=["Probability scale, 95% CI and z test; one contrast per α, so no "
+                            "multiplicity adjustment within α."] + marginal_notes)
     posterior = A.posterior_summary(glmms)
     if not posterior.empty:
         report.table("glmm_posterior_interaction", posterior,
-                     "Posterior of the stereotype x alpha interaction and P(the stereotype "
-                     "effect grows as alpha shrinks)")
+                     "Posterior of the stereotype by time-pressure interaction",
+                     labels={**V.LABELS, "parameter": "Parameter", "posterior_mean": "Mean",
+                             "p_effect_grows_as_alpha_shrinks": "P(grows under pressure)",
+                             "n_draws": "Draws", "ci": "95% interval"},
+                     values={**V.VALUES, "parameter": {A.INTERACTION_TERM: "Stereotype × α"}},
+                     notes=["Bayesian twin of the model with α as a number. P(grows under "
+                            "pressure) = P(β[stereotype × α] < 0 | data): the stereotype effect "
+                            "grows as α shrinks exactly when the interaction is negative."])
 
     report.section("MAZE", (
         "Correct trials at the pronoun; outliers by the IQR rule within each dataset x "
         "condition. Delta_MAZE(p) = anti quantile - pro quantile of the response time at "
         "cumulative share p (positive = biased)."))
-    report.table("maze_outliers", outliers, "Trials removed as outliers (IQR rule)")
+    report.table("maze_outliers", outliers, "MAZE trials removed as response-time outliers",
+                 labels={**V.LABELS, "n_outliers": "Outliers", "share_outliers": "Share"},
+                 values=V.VALUES,
+                 notes=[f"Outside Q1 - {M.IQR_FENCE} IQR .. Q3 + {M.IQR_FENCE} IQR within each "
+                        "data set and condition."])
     for dataset in [d for d in A.DATASETS if d in set(maze["dataset"])]:
         report.figure(f"maze_cdf_{dataset}", P.maze_cdf_figure(maze, dataset),
                       f"{dataset}: CDF of MAZE response times, pro against anti")
     report.figure("maze_delta", P.maze_delta_figure(delta), "Delta_MAZE per dataset")
     report.table("maze_delta", M.maze_delta(maze, M.TABLE_GRID),
-                 "Delta_MAZE at cumulative shares 0.05, 0.10, ..., 0.95 (ms)")
+                 "Response-time quantiles of correct MAZE trials and ΔMAZE",
+                 labels={"p": "Share", "quantile_pro": "Pro (ms)", "quantile_anti": "Anti (ms)",
+                         "delta": "ΔMAZE (ms)"},
+                 values=V.VALUES, groups="dataset", kinds={"p": "number"},
+                 decimals={"p": 2, "quantile_pro": 0, "quantile_anti": 0, "delta": 0},
+                 notes=["ΔMAZE(p) = anti quantile - pro quantile at cumulative share p "
+                        "(positive: anti-stereotypical answers are slower)."])
     if maze_fits:
-        report.table("maze_lmm", M.maze_lmm_table(maze_fits),
-                     f"`{M.LMM_FORMULA}` per dataset (lme4, REML, Satterthwaite df; 95% t "
-                     "intervals with the same df); log_rt is the natural log of milliseconds",
-                     notes=[f"{dataset}: {n}" for dataset, fit in maze_fits.items()
-                            for n in frequentist_notes({"lme4": fit})] or None)
+        report.model_table("maze_lmm", {V.DATASET_WORDS.get(d, d): fit
+                                        for d, fit in maze_fits.items()},
+                           "MAZE response times: linear mixed models of log response time",
+                           data=M.maze_lmm_table(maze_fits), variables=V.VARIABLES,
+                           groups=V.GROUPS,
+                           notes=[f"Model: `{M.LMM_FORMULA}` per data set; log_rt is the "
+                                  "natural log of milliseconds."])
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "
@@ -303,7 +356,16 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
     report.figure("human_scale", P.human_scale_figure(accuracy),
                   "Anti- against pro-stereotypical accuracy: people at each alpha, systems")
     report.table("human_scale_alpha", A.human_scale_alphas(accuracy),
-                 "Alpha of equal human accuracy per system and condition")
+                 "Each system's accuracy on people's time-pressure scale",
+                 labels={**V.LABELS, "equivalent_alpha": "Equivalent α",
+                         "position": "Place"},
+                 values={**V.VALUES, "position": {"within": "within people's range",
+                                                  "below": "below people at every α",
+                                                  "above": "above people at every α",
+                                                  "undefined": "undefined"}},
+                 groups="dataset", decimals={"equivalent_alpha": 2},
+                 notes=["Equivalent α: where linearly interpolated human accuracy equals the "
+                        "system's (first crossing from α = 0.25 up)."])
     qa_deltas, maze_deltas = deltas
     report.section("Delta_QA and Delta_MAZE: people against systems (Figure 5)", (
         "Uncertainty by a two-way bootstrap: each replicate resamples the participants and, "
@@ -325,20 +387,37 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
         "0.01 (conservative); Delta_MAZE(0.5) intervals cover 0.99 and the MAZE difference "
         "test rejects a true null at 0.06 (500 simulated data sets) for a nominal 0.05."))
     report.table("qa_delta_uncertainty", qa_deltas,
-                 "Delta_QA (accuracy pro - anti) of people per alpha and of each system (published "
-                 "rule, QA sentences), and system minus people per alpha (quantity = difference), "
-                 "with 95% bootstrap intervals and p-values; p_holm: Holm within `family` "
-                 "(per dataset: every system x alpha)")
+                 "ΔQA of people and systems, and system minus people, with bootstrap intervals",
+                 labels={**V.LABELS, "quantity": "Quantity", "ci": "95% CI"},
+                 values={**V.VALUES, "quantity": {"delta": "ΔQA",
+                                                  "difference": "System minus people"}},
+                 groups="dataset", decimals={"alpha": 2}, columns=[
+                     "dataset", "source", "alpha", "quantity", "estimate", "ci_low", "ci_high",
+                     "p_value", "p_holm"],
+                 notes=[f"Two-way bootstrap over participants and sentences ({args.n_boot} "
+                        "replicates, percentile intervals). Holm: within each data set's "
+                        "system-vs-people tests (every system at every α)."])
     for dataset in [d for d in A.DATASETS if d in set(maze["dataset"])]:
         report.figure(f"maze_systems_{dataset}", P.maze_systems_figure(maze, maze_deltas, dataset),
                       f"{dataset}: systems placed on people's MAZE response-time curves "
                       "(Figure 5 analogue), with 95% bootstrap intervals")
-    report.table("maze_delta_uncertainty", maze_deltas,
-                 "People's Delta_MAZE(p) (ms) with 95% bootstrap intervals; per system: "
-                 "accuracy on "
-                 "the MAZE sentences, its place on the curves (time_pro, time_anti), its "
-                 "Delta_MAZE, people's Delta_MAZE at its mean share, and the difference with "
-                 "p-value; p_holm: Holm within `family` (per dataset: every system)")
+    report.table("maze_delta_uncertainty", V.maze_people_view(maze_deltas),
+                 "People's ΔMAZE at each cumulative share, with bootstrap intervals",
+                 labels={"p": "Share", "estimate": "ΔMAZE (ms)", "ci": "95% CI (ms)"},
+                 values=V.VALUES, groups="dataset", kinds={"p": "number"},
+                 decimals={"p": 2, "estimate": 1, "ci": 1}, record=maze_deltas,
+                 notes=[f"Two-way bootstrap ({args.n_boot} replicates, percentile intervals); "
+                        "the systems' rows of this table are in the next one."])
+    report.table("maze_systems", V.maze_systems_view(maze_deltas),
+                 "The systems placed on people's MAZE response-time curves",
+                 labels={**V.LABELS, "source": "System", "quantity": "Quantity",
+                         "ci": "95% CI", "p_holm": "p (Holm)"},
+                 values=V.VALUES, groups="dataset", decimals={"estimate": 1, "ci": 1},
+                 record=False,
+                 notes=["A system with accuracy a on the MAZE sentences sits at Q(a), the time "
+                        "within which a share a of people's correct trials were answered. Its "
+                        "ΔMAZE is compared with people's at its mean share; Holm within each "
+                        "data set. Numbers: table maze_delta_uncertainty of results.json."])
     if lm is not None:
         report.section("A language model as a coreference model", (
             f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind}): each wino "

@@ -1,5 +1,4 @@
-"""Frames of data/singular_they/stimuli.tsv after a gendered name (Aaron) and a non-gendered one
-(Alex): a choice of three forms in the slot (he/she/they...). Does Aaron lower the odds of they?"""
+"""Does a gendered name (Aaron) lower the odds of singular they against a non-gendered (Alex)?"""
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +8,8 @@ from gbstats.data.validate import read_table, validate_frame
 from models.forced_choice import forced_choice
 
 STIMULI = Path(__file__).resolve().parents[2] / "data" / "singular_they" / "stimuli.tsv"
-NAMES = ["gendered_name", "nongendered_name"]
+NAMES = {"gendered_name": "Gendered (Aaron)", "nongendered_name": "Non-gendered (Alex)"}
+LABELS = {"antecedent_type": "Name", "mean_p_they": "P(they)", "mean_logodds": "Log-odds"}
 RIVALS = {"they": "he she", "them": "him her", "their": "his her", "themselves": "himself herself"}
 FORMULA = "they_logodds ~ gendered + (1|frame)"
 
@@ -50,14 +50,14 @@ def fit(run, rows):  # lme4 (statsmodels without R), the pymc twin, the fit cach
 
 def tables(run, state):
     rows, fits = state
-    means = rows.groupby("antecedent_type", as_index=False).agg(
-        n=("item", "size"), mean_p_they=("p_they", "mean"), mean_logodds=("they_logodds", "mean"))
-    return means, fits
+    return rows.groupby("antecedent_type", as_index=False).agg(n=("item", "size"), mean_p_they=(
+        "p_they", "mean"), mean_logodds=("they_logodds", "mean")), fits
 
 
 def report(run, report, state):
     means, fits = state
     report.section("Design", f"Model `{run.args.model}` chooses among three pronoun forms after a "
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
-    report.table("they_by_name", means, "Mean probability and log-odds of the they-form")
+    report.table("they_by_name", means, "Mean probability and log-odds of the they-form",
+                 labels=LABELS, values={"antecedent_type": NAMES})   # words for the paper
     report.fit_table("lmm", fits, f"`{FORMULA}`; `gendered` = 1 for a gendered name")

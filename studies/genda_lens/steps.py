@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.exclusions import SELECTED, ExclusionLog
-from gbstats.mixed.fitting import frequentist_notes
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.genda_lens import analysis as A
+from studies.genda_lens import presentation as V
 
 DATASET = "genda_lens2023"
 DANISH_NOTE = (
@@ -278,16 +278,31 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
         "- A NaN value always comes with a note saying why (an empty cell, a division by zero).",
     ] + ([""] + [f"- Note: {n}" for n in notes] if notes else [])))
 
-    report.table("template_counts", A.template_counts(dawino, abc),
-                 "Sentences by dataset, condition, case and pronoun set (pronoun gender)")
+    counts = A.template_counts(dawino, abc)
+    report.table("template_counts", V.template_view(counts),
+                 "Sentences by data set, condition, case and pronoun set",
+                 labels=V.LABELS, groups="dataset", record=counts,
+                 notes=["Condition: pro or anti for DaWinoBias, the occupation's stereotype for "
+                        "ABC; pronoun set: the pronoun's gender."])
     report.section("Metrics")
-    report.table("metrics", metrics, "Every metric with its 95% bootstrap CI (resampling "
-                 "sentences); note explains NaN values", columns=A.METRIC_COLUMNS[:-1]
-                 + ["ci_low", "ci_high", "n_boot_defined", "note"])
+    shown = metrics[A.METRIC_COLUMNS[:-1] + ["ci_low", "ci_high", "n_boot_defined", "note"]]
+    not_effects = shown["metric"] != "gender_effect_size"
+    view, notes = V.metrics_view(shown[not_effects])
+    report.table("metrics", view, "Every metric with its 95% bootstrap interval",
+                 labels=V.LABELS, groups="where", decimals={"value": 3, "ci": 3}, record=shown,
+                 notes=["95% CI: percentile bootstrap resampling sentences; defined replicates: "
+                        "those where the metric is defined. Split: all sentences, or those with "
+                        "one pronoun gender or one occupation stereotype. The gender effect "
+                        "sizes are in the next table."] + notes)
     effects = A.effect_size_rows(metrics)
     if len(effects):
-        report.table("effect_sizes", effects[A.KEY + ["value", "ci_low", "ci_high", "n", "note"]],
-                     "Gender effect sizes (log2 ratios; 0 = no effect) with 95% bootstrap CIs")
+        shown = effects[A.KEY + ["value", "ci_low", "ci_high", "n", "note"]]
+        view, notes = V.metrics_view(shown)
+        report.table("effect_sizes", view.drop(columns="metric"),
+                     "Gender effect sizes with 95% bootstrap intervals",
+                     labels={**V.LABELS, "condition": "Effect size"}, groups="where",
+                     decimals={"value": 3, "ci": 3}, record=shown,
+                     notes=["Log2 ratios; 0: no effect."] + notes)
         report.figure("effect_sizes", A.plot_effect_sizes(effects),
                       "Gender effect sizes with 95% bootstrap CIs. Above 0: DaWinoBias F1 "
                       "higher on pro than anti; ABC coreference FPR higher for hans than "
@@ -303,9 +318,14 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
         if fit is not None:
             coefs = fit.coefs[["term", "estimate", "se", "ci_low", "ci_high", "stat", "df",
                                "p_value"]]
-            report.table("mixed_model", coefs, f"`{A.MIXED_MODEL_FORMULA}` "
-                         f"({fit.backend} backend)",
-                         notes=frequentist_notes({fit.backend: fit}) or None)
+            report.model_table("mixed_model", {fit.backend: fit},
+                               "Log relative perplexity of the anti-reflexive sentences",
+                               data=coefs, statistic="ci",
+                               variables={"pronoun_gender": "Pronoun gender",
+                                          "occupation_stereotype": "Occupation stereotype"},
+                               groups={"sentence_frame": "Sentence frames"},
+                               notes=[f"Model: `{A.MIXED_MODEL_FORMULA}`; log_rel_ppl: the "
+                                      "natural log of the relative perplexity."])
         report.figure("relative_perplexity", A.plot_relative_perplexity(rel),
                       "Relative perplexity of the anti-reflexive sentences (log2; 0 = as "
                       "likely as the reflexive twin)")

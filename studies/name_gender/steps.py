@@ -18,7 +18,28 @@ def fit_cache(run) -> dict:
     return {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
 
 
+def check_twin_flags(run) -> None:
+    """--human-twins and --alignment-twin ask for Bayesian fits that --no-bayes turns off:
+    refused before any work rather than one flag silently winning."""
+    from gbstats.errors import GbstatsError
+
+    asked = [flag for flag, on in (("--human-twins", run.args.human_twins),
+                                   ("--alignment-twin", run.args.alignment_twin)) if on]
+    if asked and run.args.no_bayes:
+        raise GbstatsError(f"{' and '.join(asked)} {'ask' if len(asked) > 1 else 'asks'} for "
+                           f"Bayesian twins, which --no-bayes turns off; expected one or the "
+                           f"other: drop --no-bayes to fit them, or drop {' and '.join(asked)}")
+
+
+def record_twins(run, groups: dict) -> None:
+    """Every Bayesian twin of the run into results.json's "bayes_twins" (and the report's
+    section), refitted with wider priors under --prior-sensitivity (`Run.record_twins`)."""
+    for name, fits in groups.items():
+        run.record_twins(name, fits)
+
+
 def load(run, _):
+    check_twin_flags(run)
     loaded = load_dataset("gardner2024", run.args.data_dir)
     run.log.extend(loaded.exclusions)
     return {"tables": loaded.tables, "prompts": pronoun_prompts(loaded.tables)}
@@ -80,6 +101,8 @@ def fit(run, state):
                                   **{f"exp{e} model-side LMM": f for e, f in model_fits.items()},
                                   **{f"exp{e} alignment GLMM": f for e, f in alignment_fits.items()}}):
         run.note(note)
+    record_twins(run, {**human, **{f"exp{e} model-side LMM": f for e, f in model_fits.items()},
+                       **{f"exp{e} alignment GLMM": f for e, f in alignment_fits.items()}})
     return {**state, "human": human, "model_fits": model_fits, "alignment_fits": alignment_fits}
 
 

@@ -14,9 +14,9 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
-from gbstats.mixed.fitting import coding_note, table_notes
 from studies.common import say
 from studies.pronoun_fidelity import analysis as A
+from studies.pronoun_fidelity import presentation as V
 from studies.pronoun_fidelity.instances import (Templates, instance_counts, instances_frame,
                                                 sample_instances)
 
@@ -165,37 +165,55 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
         "cases, pronoun sets and distractor pronouns."
         + run.notes_markdown()))
     report.table("instance_counts", counts,
-                 "Unique instances in the full dataset per number of distractors (Appendix B)")
+                 "Unique instances in the full data set per number of distractors (Appendix B)",
+                 labels=V.LABELS)
     report.section("Accuracy")
-    report.table("accuracy", accuracy, "Accuracy by number of distractors, overall, by pronoun "
-                 "set and by case: mean and SD over seeds (chance 0.25)")
+    report.table("accuracy", V.with_level(accuracy), "Accuracy by number of distractors, "
+                 "overall, by pronoun set and by case", labels=V.LABELS, groups="model",
+                 record=accuracy,
+                 notes=["Mean and SD of the accuracy over seeds; chance: 0.25 (four pronouns)."])
     report.figure("accuracy_by_distractors", A.plot_accuracy(accuracy),
                   "Accuracy against the number of distractors per pronoun set (mean ± SD over "
                   "seeds; dotted: chance)")
-    report.table("welch", welch, "Welch's t-tests of per-seed accuracies (the paper's "
-                 "comparisons) with 0 and 5 distractors; p_holm: Holm-corrected within model. "
-                 + A.WELCH_LIMITS)
+    welch_shown, welch_notes = V.welch_view(welch)
+    report.table("welch", welch_shown, "Welch's t-tests of per-seed accuracies (the paper's "
+                 "comparisons)", labels={**V.LABELS, "estimate": "Difference"},
+                 groups="model", record=welch, decimals={"t": 2, "df": 1},
+                 notes=["Difference: first level minus second, in accuracy; Holm within model; "
+                        "each group has " + ", ".join(map(str, sorted(set(welch["n_seeds_a"]))))
+                        + " seeds." if len(welch) else "", A.WELCH_LIMITS] + welch_notes)
     report.section("Error attribution", (
         "An error is a *distraction* if the model chose the distractor pronoun, *bias* if it "
         "chose its own context-free choice for that occupation and case, and *other* "
         "otherwise. Errors whose distractor pronoun is the context-free choice are ambiguous "
         "and excluded (counted under Exclusions)."))
-    report.table("error_attribution", attribution,
-                 "Shares of errors by number of distractors and by case (pooled over seeds)")
+    report.table("error_attribution", V.with_level(attribution),
+                 "Shares of errors by number of distractors and by case (pooled over seeds)",
+                 labels=V.LABELS, groups="model",
+                 columns=["model", "level", "n_errors", "share_distraction",
+                          "share_bias", "share_other"], record=attribution,
+                 notes=["Shares of the errors; the counts are in results.json."])
     report.figure("error_attribution", A.plot_error_attribution(attribution),
                   "Error attribution by number of distractors")
     report.section("No context: preferences and case consistency")
     report.table("no_context_preferences", A.preference_summary(no_context),
-                 "Occupations whose context-free choice is each pronoun set, by case")
-    report.table("case_consistency", consistency,
-                 "One Pearson r per pair of cases, as in Gautam et al. (2024), Table 5: over "
-                 "every occupation x pronoun-set cell of the context-free probabilities; "
-                 "same_choice_share: occupations with the same context-free choice in both "
-                 "cases. No p-value: an occupation's 4 cells sum to 1, so they are not "
-                 "independent")
-    report.table("case_consistency_by_pronoun_set", A.case_consistency_by_pronoun_set(no_context),
-                 "gbstats' finer view: Pearson r across occupations between the context-free "
-                 "probabilities of one pronoun set in two cases (Appendix F)")
+                 "Occupations whose context-free choice is each pronoun set, by case",
+                 labels=V.LABELS, groups="model")
+    shown, notes = V.with_cases(consistency)
+    report.table("case_consistency", shown,
+                 "Consistency of the context-free choices between cases (Gautam et al. 2024, "
+                 "Table 5)", labels=V.LABELS, groups="model", record=consistency,
+                 notes=["r: Pearson's r over every occupation x pronoun-set cell of the "
+                        "context-free probabilities; same choice: share of occupations with the "
+                        "same context-free choice in both cases. No p-value: an occupation's 4 "
+                        "cells sum to 1, so they are not independent."] + notes)
+    by_set = A.case_consistency_by_pronoun_set(no_context)
+    shown, notes = V.with_cases(by_set)
+    report.table("case_consistency_by_pronoun_set", shown,
+                 "Consistency of one pronoun set's context-free probability between two cases",
+                 labels={**V.LABELS, "n": "Occupations"}, groups="model", record=by_set,
+                 notes=["gbstats' finer view (Appendix F): Pearson's r across occupations."]
+                 + notes)
     if fits:
         report.section("Beyond the paper: logistic mixed model", (
             f"`{A.GLMM_FORMULA}` per model, fitted on unique instances (an instance drawn by "
@@ -209,13 +227,17 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
             "glmer, Laplace ML, Wald z, kept beside it; pymc: posterior mean, SD and 95% "
             f"interval (at least {args.draws} tuning steps and draws per chain, more if needed "
             "to converge; rstanarm's autoscaled default priors, listed under Bayesian twins)."))
-        coding = coding_note(next(iter(fits.values())))   # the same for every model's fits
-        report.table("glmm", A.glmm_table(fits), f"Logistic mixed model of correctness "
-                     f"(unique instances). {coding}".strip(),
-                     notes=[f"{model}: {n}" for model, by_backend in fits.items()
-                            for n in table_notes(by_backend)] or None)
+        many = len(fits) > 1
+        report.model_table(
+            "glmm", {((model if many else ""), V.ENGINES.get(backend, backend)): fit
+                     for model, by_backend in fits.items() for backend, fit in by_backend.items()},
+            "Logistic mixed model of a correct answer (unique instances)",
+            data=A.glmm_table(fits), variables=V.VARIABLES, groups=V.GROUPS,
+            notes=[f"Model: `{A.GLMM_FORMULA}`" + ("" if many else f", {next(iter(fits))}")
+                   + "; distractors is a factor nested in the pronoun set."])
         report.table("distractor_effects", effects,
-                     "How fidelity changes with distractors: per pronoun set, the change in the "
-                     "log-odds of a correct answer with k distractors against the fewest "
-                     "(terms pronoun_set<set>:distractors<k> of the GLMM). monotone_decline: "
-                     "False where a set's log-odds rise again as distractors are added")
+                     "Change in the log-odds of a correct answer with distractors, per pronoun set",
+                     labels=V.LABELS, values=V.VALUES, groups="model",
+                     notes=["Against the fewest distractors: the GLMM's pronoun set x "
+                            "distractors terms. Monotone decline: no rise as distractors are "
+                            "added."])

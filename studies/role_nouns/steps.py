@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from gbstats.data import role_nouns as rn
-from gbstats.mixed.fitting import coding_note, stack_fits, table_notes
 from studies.common import say
 from studies.role_nouns import analysis as A
+from studies.role_nouns import presentation as V
 from studies.role_nouns.stimuli import STATES, choose_states, stimulus_grid
 
 STUDY = "role_nouns"
@@ -181,8 +181,14 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
         "Mean natural log-probability per response of each group's choices under each "
         "method's P(V | name, set); higher (closer to 0) = the method predicts that group "
         "better. 95% CIs: percentile bootstrap resampling participants within their group."))
-    report.table("group_loglik", loglik, "Mean log-likelihood per group, method, set type "
-                 "and grouping, for men's names, women's names and all", digits=3)
+    report.table("group_loglik", V.loglik_view(loglik),
+                 "Mean log-likelihood of each group's choices under each method",
+                 labels=V.LOGLIK_LABELS, values=V.VALUES, groups="method", decimals=3,
+                 record=loglik,
+                 notes=["Mean natural log-probability per response; higher (closer to 0): the "
+                        "method predicts the group better. 95% CI: percentile bootstrap over "
+                        "participants within their group (all names; the intervals for men's "
+                        "and women's names are in results.json)."])
     for set_type in rn.SET_TYPES:
         for grouping in A.GROUPINGS:
             report.figure(f"loglik_{set_type.replace('-', '')}_{grouping}",
@@ -190,20 +196,28 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
                                               f"{set_type} sets, by {grouping}"),
                           f"Mean log-likelihood (all names) by {grouping} group, {set_type} "
                           "sets, with 95% participant-bootstrap CIs")
-    report.table("best_group_tests", tests,
-                 "Best-fitting group vs the next: difference of mean log-likelihoods, "
-                 "bootstrap CI and two-sided permutation p-value (participants' group labels "
-                 "shuffled); not adjusted for choosing the top two groups. p_holm: Holm within "
-                 "the row's family (all tests of one method); the permutation test holds its "
-                 "size with unequal groups (benchmarks/results/alignment_calibration.json)",
-                 digits=3, p_columns=("p_value", "p_holm"))
+    report.table("best_group_tests", V.tests_view(tests),
+                 "Best-fitting group against the next: difference of mean log-likelihoods",
+                 labels=V.TESTS_LABELS, values=V.VALUES, groups="method", decimals=3,
+                 p_columns=("p_value", "p_holm"), record=tests,
+                 notes=[f"95% CI: bootstrap ({tests['n_boot'].iloc[0] if len(tests) else 0} "
+                        "replicates); p: two-sided permutation test of the participants' group "
+                        f"labels ({tests['n_perm'].iloc[0] if len(tests) else 0} permutations), "
+                        "not adjusted for choosing the top two groups; Holm within each method's "
+                        "tests. The permutation test holds its size with unequal groups "
+                        "(benchmarks/results/alignment_calibration.json)."])
 
     report.section("Proportions of FEM, MASC and G-NEUT forms (cf. the paper's Figures 1 "
                    "and 3)", "People: share of responses per attitude group and name "
                    "gender. Model: each method's mean probability of each form over the "
                    "name x set items (each item counted once).")
-    report.table("proportions", proportions, "Proportions of response forms: people by "
-                 "attitude group, and each method's predictions", digits=3)
+    report.table("proportions", V.proportions_view(proportions),
+                 "Proportions of feminine, masculine and gender-neutral forms",
+                 labels=V.PROPORTIONS_LABELS, values=V.VALUES, groups="set_type", decimals=3,
+                 record=proportions,
+                 notes=["People: share of responses per attitude group and name gender (N: "
+                        "responses). Methods: mean predicted probability over the name x set "
+                        "items (N: items)."])
     for set_type in rn.SET_TYPES:
         report.figure(f"proportions_{set_type.replace('-', '')}",
                       A.plot_proportions(proportions, set_type,
@@ -221,8 +235,9 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             + (" A causal LM sees only the left context \"NAME is a\" in this method, so its "
                "direct prediction is the same in every state." if score_is == "joint" else "")))
         report.table("direct_method_correlation", corr,
-                     f"Pearson correlation of the direct method with the posterior over "
-                     f"{len(cells)} cells", digits=3)
+                     "Pearson correlation of the direct method with the posterior",
+                     labels={"n_sets": "Sets", "sets": "Role-noun sets", "n_cells": "Cells",
+                             "r": "r"}, decimals=3)
 
     if fits:
         report.section("The human data's own model", (
@@ -232,9 +247,13 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
             "interval (gbstats' default priors: rstanarm's, scaled to the data; listed under "
             "Bayesian twins)."))
-        caption = ("Choosing the gender-neutral form: lme4 and Bayesian fits side by side "
-                   f"(log-odds). {coding_note(fits)}")
-        report.table("human_glmm", stack_fits(fits, A.FIT_COLUMNS), caption.strip(), digits=3,
-                     notes=table_notes(fits) or None)
+        report.fit_table("human_glmm", fits,
+                         "Choosing the gender-neutral form: logistic mixed models (log-odds)",
+                         variables={"name_gender": "Name gender",
+                                    "attitude_score": "Attitude score"},
+                         levels={"name_gender": {"men": "men's", "women": "women's"}},
+                         groups={"participant": "Participants", "role_noun_set": "Role-noun sets"},
+                         notes=[f"Model: `{A.GLMM_FORMULA}`; neutral = 1 for the G-NEUT form; "
+                                "attitude score 0-100, higher = more conservative."])
 
 

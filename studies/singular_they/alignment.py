@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from studies.singular_they.analysis import GROUPINGS, ITEM_SETS
+from studies.singular_they.analysis import ITEM_SETS, usable_groupings
 
 # the model score every corrected view uses: surprisal (bits), the paper's measure
 SCORE = "surprisal"
@@ -41,7 +41,7 @@ ALIGNMENT_LMM_FIELDS = ["grouping", "backend", "term", "estimate", "se", "ci_low
 
 def _subsets(scored: pd.DataFrame, human: pd.DataFrame, item_sets=None):
     """(grouping, present groups, item set name, items, trials) for every combination."""
-    for grouping, order in GROUPINGS.items():
+    for grouping, order in usable_groupings(human).items():
         trials = human[human[grouping].notna()]
         present = [g for g in order if g in set(trials[grouping])]
         for set_name, select in ITEM_SETS.items():

@@ -201,6 +201,29 @@ def participant_scores(human: pd.DataFrame) -> pd.DataFrame:
                  familiarity=("familiarity", "first")))
 
 
+def usable_groupings(human: pd.DataFrame) -> dict[str, list[str]]:
+    """The groupings RQ2 can compare: those with at least two groups (`GROUPINGS` order).
+    The nonbinary-acceptance grouping has fewer when the file leaves nb_acceptance empty,
+    which the --human layout allows."""
+    return {g: order for g, order in GROUPINGS.items() if human[g].dropna().nunique() >= 2}
+
+
+def skipped_groupings(human: pd.DataFrame) -> dict[str, str]:
+    """{grouping: why it is left out of RQ2} for the groupings `usable_groupings` drops."""
+    skipped = {}
+    for grouping in GROUPINGS:
+        if grouping in usable_groupings(human):
+            continue
+        groups = sorted(human[grouping].dropna().unique())
+        why = (f"no participant has a group ({grouping} is empty)" if not groups
+               else f"the participants form one group only ({groups[0]})")
+        if grouping == "nb_group":
+            why += ("; the --human file's nb_acceptance column is empty or holds one "
+                    "acceptance level (allowed): fill it (0-5) to compare acceptance groups")
+        skipped[grouping] = why
+    return skipped
+
+
 def stage_mann_whitney(human: pd.DataFrame, exclusions=None) -> pd.DataFrame:
     """One-tailed Mann-Whitney tests of survey scores between adjacent stages.
 
@@ -220,6 +243,17 @@ def stage_mann_whitney(human: pd.DataFrame, exclusions=None) -> pd.DataFrame:
         for a, b in (("non-innovator", "innovator"), ("innovator", "super-innovator")):
             xa = values[people["stage"] == a]
             xb = values[people["stage"] == b]
+            if min(xa.notna().sum(), xb.notna().sum()) < 2 \
+                    or pd.concat([xa, xb]).dropna().nunique() < 2:
+                # a stage with fewer than two scored people (or one value throughout) has
+                # no test: counted, not a stop of the whole study
+                if exclusions is not None:
+                    exclusions.record(
+                        f"Mann-Whitney test of {score} not run, {a} vs {b}: fewer than two "
+                        f"participants with a score in a stage, or one value throughout "
+                        f"({int(xa.notna().sum())} and {int(xb.notna().sum())} scored)", 1,
+                        unit="tests", stage="alignment")
+                continue
             res = mann_whitney(xa, xb, alternative="less", label_a=a, label_b=b,
                                exclusions=exclusions)
             rows.append(res.assign(score=score))
@@ -265,7 +299,7 @@ def alignment_correlations(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot:
     from gbstats.alignment.groups import compare_group_correlations, group_correlations
 
     corr_rows, comp_rows = [], []
-    for grouping, order in GROUPINGS.items():
+    for grouping, order in usable_groupings(human).items():
         trials = human[human[grouping].notna()]
         present = [g for g in order if g in set(trials[grouping])]
         for set_name, select in ITEM_SETS.items():

@@ -14,7 +14,8 @@ Two layouts are accepted, both long (one row per participant x item):
    - `familiarity` (optional): familiarity score.
 2. The Camilliere et al. (2021) file as Watson et al. (2023) describe it:
    space-separated `camilliere_data.txt` with columns `ID, exp, cond, itm,
-   rating, clust, nBAcc, gId`; practice trials have `exp == "practice"`;
+   rating, clust, nBAcc, gId`; practice trials have `exp == "practice"` (in any case:
+   "Practice" too);
    `cond` uses the original condition codes and `itm` the item number, and the
    pair names one of the published stimuli (`--stimuli camilliere2021`, the
    default): a pair that names none is an error naming the row; `clust` 1/2/3 = innovator / non-innovator / super-innovator (the
@@ -76,8 +77,10 @@ def _from_camilliere(df: pd.DataFrame, source: str, log: ExclusionLog,
     keys = camilliere_keys(stimuli, source)
     df = df.reset_index(drop=True)
     df["_row"] = df.index + 2
-    df = log.select(df, df["exp"].astype(str) == "practice",
-                    "practice trials (exp == 'practice')", unit="trials", stage=STAGE)
+    # "practice", "Practice", " PRACTICE ": spreadsheets and other exports vary the case
+    practice = df["exp"].astype(str).str.strip().str.lower() == "practice"
+    df = log.select(df, practice, "practice trials (exp == 'practice')",
+                    unit="trials", stage=STAGE)
     df = validate_frame(df, source=source, ids=["ID"], required=["cond"], numeric=["itm", "clust"],
                         allowed={"cond": list(CAMILLIERE_CONDITIONS),
                                  "clust": list(CAMILLIERE_CLUSTERS)},
@@ -106,7 +109,8 @@ def load_human(path: str | Path, stimuli: pd.DataFrame) -> tuple[pd.DataFrame, E
     log = ExclusionLog()
     df = read_table(path, sep=r"\s+" if sniff_separator(path) == " " else sniff_separator(path),
                     source=source, dtype={"participant": str, "ID": str})
-    if "ID" in df.columns and "cond" in df.columns:
+    camilliere = "ID" in df.columns and "cond" in df.columns
+    if camilliere:
         df = _from_camilliere(df, source, log, stimuli)
     else:
         require_columns(df, ["participant", "item", "rating", "stage", "nb_acceptance"],
@@ -131,11 +135,72 @@ def load_human(path: str | Path, stimuli: pd.DataFrame) -> tuple[pd.DataFrame, E
         who = stages[stages > 1].index[0]
         pos = int((df["participant"] == who).to_numpy().nonzero()[0][0])
         raise DataValidationError(f"participant {who!r} has more than one stage", source=source,
-                                  row=row_of(pos), column="stage",
+                                  row=row_of(pos), column="clust" if camilliere else "stage",
                                   expected="one stage per participant",
                                   found=str(sorted(df.loc[df['participant'] == who, 'stage'].unique())))
+    for column in ("nb_acceptance", "familiarity"):
+        require_one_value_per_participant(df, column, source, row_of,
+                                          shown=CAMILLIERE_NAMES[column] if camilliere else column)
     df = log.drop(df, df["rating"].isna(), "missing rating", unit="trials", stage=STAGE)
     return add_nb_groups(df.drop(columns="_row").reset_index(drop=True)), log
+
+
+# The Camilliere layout's names of the columns load_human renames.
+CAMILLIERE_NAMES = {"nb_acceptance": "nBAcc", "familiarity": "gId", "stage": "clust"}
+
+
+def require_one_value_per_participant(df: pd.DataFrame, column: str, source: str, row_of,
+                                      shown: str) -> None:
+    """A survey score is a property of the participant: two different values on one
+    participant's rows are an error naming them (the analyses take one value per person,
+    and taking the first would move the results silently). Blank rows beside a value are
+    allowed (the value is used)."""
+    values = df[["participant", column]].dropna()
+    counts = values.groupby("participant")[column].nunique()
+    if not (counts > 1).any():
+        return
+    who = counts[counts > 1].index[0]
+    rows = values[values["participant"] == who]
+    first = rows[column].iloc[0]
+    other = rows[rows[column] != first].index[0]
+    positions = [int(df.index.get_loc(rows.index[0])), int(df.index.get_loc(other))]
+    raise DataValidationError(
+        f"participant {who!r} has different {shown} values on different rows (rows "
+        f"{row_of(positions[0])} and {row_of(positions[1])}: {first:g} and "
+        f"{rows.loc[other, column]:g})", source=source, row=row_of(positions[1]), column=shown,
+        expected=f"one {shown} value per participant (the same on each of their rows, or "
+                 "blank)",
+        found=f"{counts[who]} different values: {sorted(rows[column].unique().tolist())}")
+
+
+def require_comparable_stages(trials: pd.DataFrame, source: str) -> None:
+    """The study compares linguistic stages: at least two, each with at least two people
+    (one person's item means have no reliability, and a test of one person is no test).
+    An error names the file and the count per stage."""
+    people = trials.groupby("stage")["participant"].nunique().reindex(STAGES, fill_value=0)
+    present = people[people > 0]
+    if len(present) >= 2 and (present >= 2).all():
+        return
+    found = ", ".join(f"{stage}: {n}" for stage, n in people.items())
+    raise DataValidationError(
+        "too few participants per linguistic stage to compare the stages", source=source,
+        column="stage",
+        expected="at least two stages with at least two participants each (a stage of one "
+                 "person has no reliability and no test); add participants, or leave out the "
+                 "rows of a stage with one person",
+        found=f"participants per stage: {found}")
+
+
+def usable_nb_groups(trials: pd.DataFrame, log: ExclusionLog) -> pd.DataFrame:
+    """Participants alone in their nonbinary-acceptance group are left out of that grouping
+    (their nb_group is blanked), counted: one person's reliability is undefined."""
+    sizes = trials.groupby("nb_group")["participant"].nunique()
+    alone = trials["nb_group"].isin(sizes[sizes < 2].index)
+    log.record("participants alone in their nonbinary-acceptance group (left out of the "
+               "nb_group grouping only: one person's item means have no reliability)",
+               trials.loc[alone, "participant"].nunique(), unit="participants",
+               stage="alignment")
+    return trials.assign(nb_group=trials["nb_group"].where(~alone))
 
 
 def count_unrated(trials: pd.DataFrame, stimuli: pd.DataFrame, log: ExclusionLog) -> int:

@@ -19,12 +19,18 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                         "Without it the study runs on a SIMULATED panel")
     p.add_argument("--stimuli", default="camilliere2021", metavar="NAME|FILE",
                    help="the sentences to score: camilliere2021 (default; the 335 published "
-                        "stimuli of Camilliere et al. 2021, typos corrected), gbstats (the "
+                        "stimuli of Camilliere et al. 2021, typos corrected unless --human "
+                        "or --as-published is given), gbstats (the "
                         "335 sentences gbstats wrote, data/singular_they/stimuli.tsv), or "
                         "your own file with the columns of data/singular_they/stimuli.tsv")
     p.add_argument("--as-published", action="store_true",
                    help="score the published stimuli exactly as published, without the "
-                        "corrections in data/singular_they/camilliere_corrections.csv")
+                        "corrections in data/singular_they/camilliere_corrections.csv "
+                        "(the default with --human: participants rated the published text)")
+    p.add_argument("--keep-corrections", action="store_true",
+                   help="with --human: score the corrected text anyway (by default real "
+                        "ratings imply the text as published; the report says which text "
+                        "was scored and why)")
     p.add_argument("--backend", default="both", choices=["both", "lme4", "statsmodels"],
                    help="mixed-model backend(s) for the model-side LMM: both (default; lme4 "
                         "and statsmodels, which must agree), or one of them")

@@ -236,6 +236,55 @@ def load_camilliere(data_dir=None, *, as_published: bool = False
     return stimuli, applied.reset_index(drop=True)
 
 
+# Why the published text is the default with real ratings: Watson et al.'s copy of the
+# stimuli was "adapted from the javascript code for Camilliere et al's experiment"
+# (juliawatson/bert-social-attitudes, camilliere/README.md), so the typos it holds were
+# most likely on the participants' screens, and their ratings are of that text.
+TEXT_AS_PUBLISHED, TEXT_CORRECTED = "as published", "corrected"
+
+
+def choose_text(stimuli: str | None, *, human_given: bool, as_published: bool,
+                keep_corrections: bool) -> tuple[bool, str]:
+    """(score the published text as published?, why), from the flags.
+
+    Real ratings (`--human`) imply the published text: participants rated what
+    the experiment showed them, typos included (see the comment above), and a
+    model scored on other sentences would be compared with ratings of text it
+    never read. `--keep-corrections` asks for the corrected text anyway. The
+    SIMULATED panel rates stimulus ids, not text, so without `--human` the
+    typos are corrected unless `--as-published` is given. The two flags
+    contradict each other, and both apply only to the published stimuli.
+    """
+    choice = stimuli or CAMILLIERE
+    from gbstats.errors import GbstatsError
+
+    if as_published and keep_corrections:
+        raise GbstatsError("--as-published and --keep-corrections contradict each other: "
+                           "give one (--as-published scores the text as published, "
+                           "--keep-corrections the corrected text)")
+    if choice != CAMILLIERE:
+        if as_published or keep_corrections:
+            flag = "--as-published" if as_published else "--keep-corrections"
+            raise GbstatsError(f"{flag} applies to the published stimuli "
+                               f"(--stimuli {CAMILLIERE}), not to --stimuli {choice}")
+        return False, ""
+    if as_published:
+        return True, "`--as-published` was given"
+    if human_given and keep_corrections:
+        return False, ("`--keep-corrections` was given: the corrected text was scored although "
+                       "the ratings joined (`--human`) are most likely of the text as "
+                       "published, so the sentences the model read and the sentences people "
+                       "rated differ where a typo was corrected")
+    if human_given:
+        return True, ("real ratings were joined (`--human`), and participants most likely "
+                      "rated the text as published: Watson et al.'s copy of the stimuli was "
+                      "adapted from the experiment's own code (their camilliere/README.md), "
+                      "typos included. `--keep-corrections` scores the corrected text instead")
+    return False, ("no real ratings were joined (the SIMULATED panel rates stimulus ids, not "
+                   "text); `--as-published` scores the text exactly as published, the default "
+                   "with `--human`")
+
+
 def select_stimuli(choice: str | None, data_dir=None, *, as_published: bool = False
                    ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """--stimuli: `camilliere2021` (default), `gbstats` (the frames), or a file.

@@ -18,6 +18,7 @@ import pandas as pd
 
 from studies.common import say
 from studies.winopron import analysis as A
+from studies.winopron import presentation as V
 from studies.winopron.predictions import join_predictions, read_predictions
 from studies.winopron.resolve import (PROBE, choose_candidates, lm_predictions,
                                       score_candidates, score_probes, scoring_method)
@@ -137,9 +138,13 @@ def score(run, s):
 
 def report(run, report, s) -> None:
     write_design(report, run.args, s.resolver, s.sentences)
-    report.table("template_counts", A.template_counts(s.sentences),
-                 "Templates, pairs and sentences by subset, case and pronoun set "
-                 "(n_they_agreement_changed: sentences where 'they was' became 'they were')")
+    counts = A.template_counts(s.sentences)
+    report.table("template_counts", V.with_subset(counts),
+                 "Templates, pairs and sentences by subset, case and pronoun set",
+                 labels={**V.LABELS, "n_templates": "Templates", "n_pairs": "Pairs",
+                         "n_sentences": "Sentences", "n_they_agreement_changed": "Agreement changed"},
+                 groups="subset", record=counts,
+                 notes=["Agreement changed: sentences where 'they was' became 'they were'."])
     if s.resolved is None:
         report.section("No resolver", "`--model none` without `--predictions`: only the "
                        "template counts are reported.")
@@ -193,15 +198,25 @@ def write_design(report, args, resolver: dict, sentences: pd.DataFrame) -> None:
 def write_results(report, run, resolved: pd.DataFrame) -> None:
     metrics = A.metrics_table(resolved)
     report.section("Results")
-    report.table("summary", summary_table(metrics),
-                 "Metrics by subset: overall, by case, by pronoun set (see `metrics` for counts, "
-                 "chance levels and p-values)")
+    summary = summary_table(metrics)
+    report.table("summary", V.with_subset(summary).drop(columns=["below_chance", "grouping"]),
+                 "Coreference metrics by subset: overall, by case and by pronoun set",
+                 labels=V.LABELS, values=V.VALUES, groups="subset", decimals=3, record=summary,
+                 notes=["Level: overall, a case or a pronoun set. Counts, chance levels and "
+                        "p-values of every value: table metrics of results.json; values below "
+                        "their chance level: the next table."])
     below = A.below_chance_rows(metrics)
     report.section("Worse than chance", (
         "No metric is below its chance level." if below.empty else
         f"{len(below)} metric value(s) are below their chance level (table `below_chance`)."))
     if not below.empty:
-        report.table("below_chance", below, "Metric values below their chance level")
+        report.table("below_chance", V.with_subset(below), "Metric values below their chance "
+                     "level", labels=V.LABELS, values=V.VALUES, groups="subset",
+                     columns=["subset", "level", "metric", "value", "chance",
+                              "p_below_chance", "n", "unit"], record=below,
+                     p_columns=("p_below_chance",),
+                     notes=["p (below chance): one-sided binomial test where one is defined; "
+                            "N counts the unit named."])
     main = resolved[(resolved["template_set"] == "new") & (resolved["version"] == "double")]
     if not main.empty:
         grid = A.f1_by_case_and_pronoun(metrics)
@@ -217,15 +232,26 @@ def write_results(report, run, resolved: pd.DataFrame) -> None:
             "occupation twice is a positive bias of p toward the occupation; to the participant "
             "twice, a negative bias; otherwise no evidence."))
         report.table("bias_by_pronoun_and_case", A.bias_by_pronoun_case(bias),
-                     "Positively and negatively biased occupations per pronoun set and case")
+                     "Positively and negatively biased occupations per pronoun set and case",
+                     labels={**V.LABELS, "n_pairs": "Pairs", "n_capable": "Capable",
+                             "n_positive": "Positive", "n_negative": "Negative",
+                             "positive_occupations": "Positive occupations",
+                             "negative_occupations": "Negative occupations"},
+                     notes=["Capable: pairs the resolver solves with some pronoun set; positive "
+                            "(negative): capable pairs resolved to the occupation (participant) "
+                            "twice with this pronoun set."])
         report.table("bias_agreement_summary", A.agreement_summary(agreement),
-                     "Do an occupation's biases agree across the three cases? (agree: the same "
-                     "sign in 2+ cases; disagree: both signs)")
+                     "Do an occupation's biases agree across the three cases?",
+                     labels={**V.LABELS, "n_agree": "Agree", "n_disagree": "Disagree",
+                             "n_one_case_only": "One case only", "n_no_evidence": "No evidence"},
+                     notes=["Agree: the same sign in two or more cases; disagree: both signs."])
         report.table("bias_agreement", agreement,
-                     "Bias of each occupation per pronoun set in each case")
-    report.table("metrics", metrics,
-                 "All metrics (long format): grouping overall / case / pronoun_set / "
-                 "case_pronoun, with n, unit, chance, below_chance, p_below_chance and notes")
+                     "Bias of each occupation per pronoun set in each case",
+                     labels={**V.LABELS, "occupation": "Occupation", "participant": "Participant",
+                             "nominative": "Nominative", "accusative": "Accusative",
+                             "possessive": "Possessive", "agreement": "Agreement"})
+    report.record("metrics", metrics, "Every metric of every subset and grouping (value, "
+                  "N and its unit, chance level, the test against chance, notes)")
     predictions = resolved[["sentence_id", "prediction"]
                            + [c for c in ("logprob_occupation", "logprob_participant")
                               if c in resolved.columns]]

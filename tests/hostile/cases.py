@@ -1303,6 +1303,35 @@ except ImportError:  # hypothesis is a test dependency; the table stands without
 
 
 
+def mount_namespace_command() -> list[str]:
+    """The prefix that runs a command in a private mount namespace, where it may mount a
+    tmpfs or a read-only bind mount that vanishes with it: as root, or as a user mapped to
+    root in a user namespace."""
+    return ["unshare", "--mount", "--propagation", "private",
+            *([] if os.geteuid() == 0 else ["--map-root-user"])]
+
+
+_MOUNT: dict[str, bool] = {}
+
+
+def can_mount() -> bool:
+    """Whether `mount_namespace_command` can mount a tmpfs here (tried once per process)."""
+    import tempfile
+
+    if "ok" not in _MOUNT:
+        _MOUNT["ok"] = False
+        if shutil.which("unshare") is not None:
+            with tempfile.TemporaryDirectory() as folder:
+                try:
+                    done = subprocess.run([*mount_namespace_command(), "sh", "-c",
+                                           f"mount -t tmpfs -o size=64k tmpfs '{folder}'"],
+                                          capture_output=True, timeout=30)
+                    _MOUNT["ok"] = done.returncode == 0
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+    return _MOUNT["ok"]
+
+
 def _load_more_cases() -> None:
     """Each later review keeps its cases in a file of its own, tests/hostile/cases_<topic>.py,
     which imports `case` and the helpers from this module (loaded as "hostile_cases") and
@@ -1338,4 +1367,8 @@ def missing_needs(needs: tuple[str, ...]) -> str | None:
 
             if not available():
                 return "R/lme4 not installed"
+        if need == "mount" and not can_mount():
+            return ("cannot mount a small file system (read-only or full) in a private mount "
+                    "namespace here: needs root or user namespaces (unshare -rm)")
     return None
+

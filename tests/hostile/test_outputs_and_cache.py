@@ -19,10 +19,12 @@ from gbstats.report.files import (
 
 
 def _report_folder(path, text):
+    """A report folder as gbstats leaves it: its files, and the marker that lists them."""
     path.mkdir(parents=True)
     (path / "results.json").write_text(text)
     (path / "tables").mkdir()
     (path / "tables" / "old.tex").write_text(text)
+    output_files.write_marker(path, "s")
     return path
 
 
@@ -43,7 +45,8 @@ def test_publish_replaces_the_whole_folder(tmp_path, monkeypatch, exchange):
     out = _report_folder(tmp_path / "r", "old")
     with staged_folder(out) as staging:
         (staging / "results.json").write_text("new")
-    assert sorted(p.name for p in out.iterdir()) == ["results.json"]  # tables/old.tex is gone
+    # tables/old.tex is gone; the new folder carries its own marker
+    assert sorted(p.name for p in out.iterdir()) == [output_files.MARKER, "results.json"]
     assert (out / "results.json").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 

@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 from gbstats.errors import DataValidationError
 from gbstats.exclusions import ExclusionLog
 from gbstats.report.figures import new_figure, savefig, unlabelled_axes
-from gbstats.report.formatting import DEFAULT_COLUMN_LABELS, format_number, format_p_value
+from gbstats.report.formatting import format_number, format_p_value
+from gbstats.report.table_grammar import HOUSE_LABELS
 from gbstats.report.study_report import StudyReport
 from gbstats.report.latex import escape_latex, to_latex_table
 from gbstats.report.provenance import file_checksums, provenance
@@ -38,16 +40,39 @@ REPO = Path(__file__).resolve().parents[2]
 DECODE = {
     r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^",
     r"\textless{}": "<", r"\textgreater{}": ">", r"\textbar{}": "|",
-    "{}": "",  # the empty group that guards a row starting with "[" or "*"
+    r"\textquotesingle{}": "'", r"\textasciigrave{}": "`", r"{\ttfamily\char34}": '"',
+    "{}": "",  # the empty group that guards a row starting with "[" or "*", or stops a ligature
     r"\_": "_", r"\%": "%", r"\&": "&", r"\#": "#", r"\$": "$", r"\{": "{", r"\}": "}",
+    r"\ensuremath{\infty}": "∞", r"\ensuremath{-}": "−", r"\ensuremath{\leq}": "≤",
+    r"\ensuremath{\geq}": "≥", r"\ensuremath{\neq}": "≠", r"\ensuremath{\approx}": "≈",
+    r"\ensuremath{\Delta}": "Δ", r"\ensuremath{\Sigma}": "Σ",
+    **{f"\\ensuremath{{\\{name}}}": char for char, name in zip(
+        "αβγδεηθκλμνπρστφχψω", ["alpha", "beta", "gamma", "delta", "varepsilon", "eta", "theta",
+                               "kappa", "lambda", "mu", "nu", "pi", "rho", "sigma", "tau", "phi",
+                               "chi", "psi", "omega"])},
 }
+# LaTeX's accent commands and the combining marks they put over a letter.
+ACCENTS = {"`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", "=": "\u0304",
+           "u": "\u0306", ".": "\u0307", '"': "\u0308", "r": "\u030a", "H": "\u030b",
+           "v": "\u030c", "d": "\u0323", "c": "\u0327", "b": "\u0331"}
 SPECIAL = set("\\{}_%&#$~^")
+ACCENT = re.compile(r"\\([`'^~=u.\"rHvdcb])\{((?:[^{}]|\{\})*|\\[a-z]+\{\}|\\.)\}")
 TOKEN = re.compile("|".join(re.escape(k) for k in sorted(DECODE, key=len, reverse=True)) + "|.",
                    re.DOTALL)
 
 
 def decode_latex(tex: str) -> str:
     """Read escaped LaTeX back to text; fails on any special char outside an escape."""
+    out, last = [], 0
+    for accent in ACCENT.finditer(tex):
+        out.append(_decode_plain(tex[last:accent.start()]))
+        out.append(_decode_plain(accent.group(2)) + ACCENTS[accent.group(1)])
+        last = accent.end()
+    out.append(_decode_plain(tex[last:]))
+    return "".join(out)
+
+
+def _decode_plain(tex: str) -> str:
     out = []
     for token in TOKEN.findall(tex):
         if token in DECODE:
@@ -59,14 +84,17 @@ def decode_latex(tex: str) -> str:
 
 
 def printed_text(text: str) -> str:
-    # Control characters (C0, DEL, C1, U+2028/9) are documented to become spaces.
-    return re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text)
+    # Control characters (C0, DEL, C1, U+2028/9) are documented to become spaces; the text is
+    # NFC; a combining mark LaTeX has no accent for is left out.
+    text = unicodedata.normalize("NFC", re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text))
+    kept = "".join(c for c in text if not unicodedata.combining(c) or c in ACCENTS.values())
+    return unicodedata.normalize("NFC", kept)
 
 
 @settings(max_examples=300)
 @given(st.text())
 def test_escaped_text_has_no_bare_special_char_and_prints_the_original(text):
-    assert decode_latex(escape_latex(text)) == printed_text(text)
+    assert unicodedata.normalize("NFC", decode_latex(escape_latex(text))) == printed_text(text)
 
 
 @settings(max_examples=100, deadline=None)
@@ -75,10 +103,13 @@ def test_escaped_text_has_no_bare_special_char_and_prints_the_original(text):
 def test_arbitrary_cells_headers_and_caption_are_escaped(rows, header, caption):
     # A header that is a default-labelled name ("term" -> "Term") or that
     # duplicates the other column is not what this test is about.
-    assume(header != "second" and header not in DEFAULT_COLUMN_LABELS)
+    assume(header != "second" and header not in HOUSE_LABELS)
+    # a caption is prose: its double quotes are typeset as quotes (tested below)
+    assume('"' not in caption)
     df = pd.DataFrame(rows, columns=[header, "second"])
     tex = to_latex_table(df, caption, "tab:x")
-    assert decode_latex(re.search(r"\\caption\{(.*)\}\n", tex).group(1)) == printed_text(caption)
+    assert decode_latex(re.search(r"\\caption\{(.*)\}\n", tex).group(1)) == \
+        printed_text(caption).strip()
     body = tex.split("\\midrule\n")[1].split("\n\\bottomrule")[0].split("\n")
     header_row = tex.split("\\toprule\n")[1].split("\n")[0]
     for line, expected in zip([header_row] + body, [(header, "second")] + rows):
@@ -165,11 +196,17 @@ def coefs():
 
 
 def test_latex_table_cells():
+    # Digits by kind (gbstats.report.table_grammar): the estimate and its SE share one number
+    # of decimals, 2 because 12.3456 is above 10; whole-number df as integers; APA p-values;
+    # numbers in siunitx S columns whose table-format holds every cell (sign, integer digits,
+    # decimals), p-values right-aligned, text left-aligned.
     tex = to_latex_table(coefs(), "Fit", "tab:fit")
-    assert r"(Intercept) & 12.3 & 0.500 & 38 & $<$\,.001 \\" in tex
-    assert r"close\_x & $-4.57\times10^{-4}$ & -- & 117 & .050 \\" in tex
-    assert "\\begin{tabular}{lrrrr}" in tex      # text left, numbers right
-    assert "Term & Estimate & SE & df & p \\\\" in tex
+    assert r"(Intercept) & 12.35 & 0.50 & 38 & $<$\,.001 \\" in tex
+    assert r"close\_x & 0.00 & {--} & 117 & .050 \\" in tex
+    assert ("\\begin{tabular}{@{}lS[table-format=2.2, group-digits=none]"
+            "S[table-format=1.2, group-digits=none]S[table-format=3, group-digits=none]r@{}}"
+            in tex)
+    assert "Term & {Estimate} & {SE} & {df} & p \\\\" in tex
     assert "\\caption{Fit}\n\\label{tab:fit}" in tex
 
 
@@ -178,7 +215,7 @@ def test_latex_table_columns_labels_notes_and_digits():
                          column_labels={"estimate": "b_hat"}, notes="df by Satterthwaite")
     assert "\\label" not in tex
     header = tex.split("\\toprule\n")[1].splitlines()[0]
-    assert header == "Term & b\\_hat \\\\" and "(Intercept) & 12 \\\\" in tex
+    assert header == "Term & {b\\_hat} \\\\" and "(Intercept) & 12.35 \\\\" in tex
     assert "\\textit{Note.} df by Satterthwaite" in tex
 
 
@@ -191,7 +228,7 @@ def test_nan_none_and_na_are_dashes_everywhere():
     df = pd.DataFrame({"name": ["a", None], "x": [np.nan, 1.5],
                        "n": pd.array([pd.NA, 3], dtype="Int64")})
     tex = to_latex_table(df, "c", "tab:c")
-    assert "a & -- & -- \\\\" in tex and "-- & 1.50 & 3 \\\\" in tex
+    assert "a & {--} & {--} \\\\" in tex and "-- & 1.500 & 3 \\\\" in tex
     md = to_markdown_table(df)
     assert md.count("--") >= 3 + 3  # three missing cells plus the separator row's dashes
     assert "nan" not in (tex + md).lower() and "<na>" not in (tex + md).lower()
@@ -199,7 +236,7 @@ def test_nan_none_and_na_are_dashes_everywhere():
 
 def test_named_index_becomes_a_column():
     df = pd.DataFrame({"x": [1.0]}, index=pd.Index(["close"], name="condition"))
-    assert "condition & x" in to_latex_table(df, "c", "tab:c")
+    assert "Condition & {x}" in to_latex_table(df, "c", "tab:c")
 
 
 # --- Markdown ----------------------------------------------------------------
@@ -376,9 +413,13 @@ def test_simulated_report_labels_every_heading_caption_and_title(tmp_path):
     md = paths["report"].read_text()
     headings = [line for line in md.splitlines() if line.startswith("#")]
     assert len(headings) >= 5 and all("SIMULATED" in h for h in headings)
-    captions = [line for line in md.splitlines() if line.startswith(("**Table", "*Figure", "!["))]
-    assert len(captions) == 3 and all("SIMULATED" in c for c in captions)
-    assert "SIMULATED" in re.search(r"\\caption\{(.*)\}", paths["table:lmm_close_gendered"].read_text()).group(1)
+    figures = [line for line in md.splitlines() if line.startswith(("*Figure", "!["))]
+    assert len(figures) == 2 and all("SIMULATED" in c for c in figures)
+    # a table's label is the first sentence of its notes (issue 32: the caption stays short)
+    table_notes = [line for line in md.splitlines() if line.startswith("*Note.* ")]
+    assert len(table_notes) == 1 and table_notes[0].startswith("*Note.* SIMULATED data:")
+    tex = paths["table:lmm_close_gendered"].read_text()
+    assert r"\textit{Note.} \textbf{SIMULATED data}:" in tex
     assert "SIMULATED" in fig.get_suptitle()
     assert json.loads(paths["results"].read_text())["simulated"] is True
 
@@ -414,7 +455,9 @@ def test_simulated_marking_can_be_set_per_block(tmp_path):
     report.write({"study": "mixed"})
     md = (tmp_path / "report.md").read_text()
     assert "## Model side" in md and "## SIMULATED: Human side" in md
-    assert "SIMULATED: Model fit" not in md and "SIMULATED: Panel fit" in md
+    blocks = md.split("**Table: ")
+    real, panel = (next(b for b in blocks if b.startswith(c)) for c in ("Model fit", "Panel fit"))
+    assert "SIMULATED" not in real and "*Note.* SIMULATED data:" in panel
     assert "SIMULATED" in (tmp_path / "tables" / "panel.tex").read_text()
     assert "SIMULATED" not in (tmp_path / "tables" / "real.tex").read_text()
 
@@ -449,9 +492,10 @@ def test_only_selections_still_say_nothing_was_excluded(tmp_path):
         log.record("x", 1, kind="dropped")
 
 
-def test_fit_table_caption_says_which_level_is_plus_one(tmp_path):
-    """A sum-coded factor's terms are named in the caption: R's contr.sum codes the first level
-    +1 and the last -1 (contr.sum(2) = [1, -1]), so `answer1` is +1 for 'entity1'."""
+def test_fit_table_is_a_model_table_whose_terms_and_notes_say_the_coding(tmp_path):
+    """A sum-coded factor's term reads as what it estimates (R's contr.sum codes the first
+    level +1 and the last -1, so `answer1` is entity1's deviation from the mean of the level
+    means), the notes say so, and results.json keeps the stacked coefficients."""
     import numpy as np
     import pandas as pd
 
@@ -465,15 +509,20 @@ def test_fit_table_caption_says_which_level_is_plus_one(tmp_path):
     fits = {"statsmodels": fit_lmm("y ~ answer + (1|g)", data, backend="statsmodels",
                                    contrasts={"answer": "sum"})}
     report = StudyReport("demo", tmp_path, "t")
-    report.fit_table("lmm", fits, "`y ~ answer + (1|g)`.")
-    caption = report.tables["lmm"] is not None and report.blocks[-1]
-    assert "answer1 = +1 for 'entity1'; 'entity2' = -1 in every column" in caption
-    assert "`y ~ answer + (1|g)`. Factor coding: answer: sum-to-zero" in caption
+    report.fit_table("lmm", fits, "`y ~ answer + (1|g)`.", variables={"answer": "Answer"},
+                     groups={"g": "Groups"})
+    block = report.blocks[-1]
+    assert "| Answer: entity1 vs mean of levels |" in block
+    assert ("Answer: sum-to-zero coding (each contrast is a level's deviation from the mean of "
+            "the 2 level means).") in block
     assert list(report.tables["lmm"]["term"]) == ["(Intercept)", "answer1"]
+    assert list(report.tables["lmm"]["backend"]) == ["statsmodels"] * 2
     tex = (tmp_path / "tables" / "lmm.tex").read_text()
-    assert r"answer1 = +1 for 'entity1'" in tex
+    assert r"Answer: entity1 vs mean of levels &" in tex
     treatment = {"statsmodels": fit_lmm("y ~ answer + (1|g)", data, backend="statsmodels")}
     report.fit_table("lmm_treatment", treatment, "Treatment")
-    assert "answer: treatment (reference level 'entity1')" in report.blocks[-1]
-    report.fit_table("no_factor", {}, "No fits")
-    assert report.blocks[-1].startswith("**Table: No fits**")
+    assert "answer: treatment coding, reference level entity1." in report.blocks[-1]
+    assert "| answer: entity2 vs entity1 |" in report.blocks[-1]
+    report.fit_table("no_fit", {}, "No fits")      # no engine could fit: an empty table
+    assert report.blocks[-1].startswith("**Table: No fits**") and "No model was fitted" in \
+        report.blocks[-1]

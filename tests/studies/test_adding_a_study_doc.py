@@ -107,7 +107,8 @@ def test_the_guide_study_runs_and_its_fit_matches_the_balanced_design(tree, tmp_
     assert term["df"] == pytest.approx(n - P - 1, rel=1e-3)
 
     report = (out / "report.md").read_text()
-    assert "condition1 = +1 for 'a'; 'b' = -1 in every column" in report   # fit_table's note
+    assert "| Condition: a vs mean of levels |" in report        # the model table's term
+    assert "Condition: sum-to-zero coding" in report               # and its note
     assert "Excluded in total: 1 trials." in report and f"left out: {P} trials." in report
     tex = (out / "tables" / "lmm.tex").read_text()
     assert r"\texttt{rating \textasciitilde{} condition + (1\textbar{}participant)}" in tex

@@ -14,7 +14,10 @@ acceptance counts, and its paper-scale table is Watson et al.'s
 23-27, singular_they was remade once more (issue 25's Fisher-z corrected-r and
 centred raw-r intervals, the corrected comparison table) and pronoun_fidelity too
 (issue 25: bglmer's penalised GLMM leads its glmm and distractor_effects tables,
-glmer beside it); name_gender was added (issue 23, part B). Each study runs
+glmer beside it); name_gender was added (issue 23, part B). singular_they was remade
+on branch `they` (issue 31, point 9): its simulated panel draws people first and has
+calibrated survey scores (every SIMULATED table changed), and four tables were added
+(published_anchor, panel_parameters, panel_rating_means, panel_survey_tests). Each study runs
 once with the smallest settings it offers, seeded, without Bayesian fits and,
 where the study allows it, without a language model (`--model none`);
 otherwise with the embedded model (smollm2-135m). The `tables` section of each
@@ -28,6 +31,7 @@ commands and compares the tables.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,11 +52,12 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def run_study(study: str, out: Path) -> dict:
-    """Run `python -m studies.<study>` with the recorded flags; return results.json's tables."""
+def run_study(study: str, out: Path, env: dict | None = None) -> dict:
+    """Run `python -m studies.<study>` with the recorded flags (and `env` added to the
+    environment); return results.json's tables."""
     cmd = [sys.executable, "-m", f"studies.{study}", *RUNS[study], "--seed", "2023",
            "--out", str(out)]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=None if env is None else {**os.environ, **env})
     return json.loads((out / "results.json").read_text())["tables"]
 
 
