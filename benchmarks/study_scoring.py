@@ -8,11 +8,11 @@ minimum of `--reps` repetitions, on the embedded model (smollm2-135m) with fresh
 workloads  N texts of each: a block of role_nouns' grid ("NAME is a VARIANT from STATE.",
            scored as log P(" VARIANT from STATE." | "NAME is a")), ABC sentences (whole
            sentences), DaWinoBias frames with both candidate pronouns (log P(pronoun +
-           rest | words before)). For each: tokens fed to the model per text (BOS
-           included) and tokens actually run after the shared openings are run once
-           (models.causal.shared_prefixes, per commit batch of 32 as the engine cuts
-           them), texts/s and run tokens/s. Texts/s differ by the tokens each text needs;
-           run tokens/s is what the model does per second.
+           rest | words before)). For each: tokens fed to the model per distinct text
+           (BOS included) and tokens actually run once every shared beginning is run
+           once (models.causal.prefix_tree_rows, per commit batch of 32 as the engine
+           cuts them), texts/s and run tokens/s. Texts/s differ by the tokens each text
+           needs; run tokens/s is what the model does per second.
 study      genda_lens' own scoring functions (studies.genda_lens.lm: the forced choice and
            the ABC perplexities) against the engine called directly on the same units:
            the study's overhead, as a ratio of times.
@@ -21,10 +21,18 @@ profile    where the study's scoring time goes (cProfile, cumulative seconds of 
 threads    the ABC texts with torch's default threads (all cores) against one thread,
            with the load average: the engine picks one thread on an oversubscribed
            machine (models.engine.scoring_threads).
+packing    (--packing BEFORE_TREE, on its own) the same three workloads scored by this
+           source tree, which runs every distinct beginning once (a prefix tree), and
+           by BEFORE_TREE, the code before it (one shared prefix per group of texts):
+           one fresh process per tree and round, before then after, the same torch
+           threads in both; tokens run, seconds and the summed log-probabilities
+           (which must agree).
 
     GBSTATS_DATA=... .venv/bin/python benchmarks/study_scoring.py [--n 256] [--reps 2]
+    git archive COMMIT | tar -x -C /tmp/before
+    GBSTATS_DATA=... .venv/bin/python benchmarks/study_scoring.py --packing /tmp/before
 
-writes benchmarks/results/study_scoring.json.
+writes benchmarks/results/study_scoring.json (--packing updates its "packing" entry).
 """
 from __future__ import annotations
 
@@ -78,24 +86,36 @@ def dawinobias_units(dawino):
     return prefixes, continuations
 
 
-def shape(lm, prefixes, continuations) -> dict:
-    """Tokens fed per text, and tokens run once shared openings run once per commit batch."""
-    from models.causal import prepare_units, shared_prefixes
+def tokens_run(lm, prefixes, continuations) -> tuple[int, int, int]:
+    """(distinct texts, tokens fed, tokens run) as the engine runs them on the CPU: distinct
+    texts sorted by token ids, cut into commit batches of 32, each batch's shared beginnings
+    run once - by the layout of the source tree this runs in (the prefix tree,
+    models.causal.prefix_tree_rows, or, before it, models.causal.shared_prefixes' groups)."""
+    import models.causal as causal
 
-    units = prepare_units(lm, prefixes, continuations, "prepend")
-    order = sorted(range(len(units)), key=lambda i: units[i].ids)
+    unique = list(dict.fromkeys(zip(prefixes, continuations)))
+    units = causal.prepare_units(lm, [p for p, _ in unique], [c for _, c in unique], "prepend")
+    ordered = sorted((u.ids for u in units))
     run = 0
-    for start in range(0, len(order), COMMIT):
-        batch = [units[i] for i in order[start:start + COMMIT]]
-        seen = set()
-        for unit, (group, length) in zip(batch, shared_prefixes([u.ids for u in batch])):
-            run += len(unit.ids) - length
+    for start in range(0, len(ordered), COMMIT):
+        batch = ordered[start:start + COMMIT]
+        if hasattr(causal, "prefix_tree_rows"):
+            run += causal.prefix_tree_rows(batch).n_tokens
+            continue
+        seen = set()  # the groups of one shared prefix each (the code before the tree)
+        for ids, (group, length) in zip(batch, causal.shared_prefixes(batch)):
+            run += len(ids) - length
             if length and group not in seen:
                 run += length
                 seen.add(group)
-    fed = sum(len(u.ids) for u in units)
-    return {"texts": len(units), "tokens_fed": fed, "tokens_run": run,
-            "tokens_fed_per_text": fed / len(units), "tokens_run_per_text": run / len(units),
+    return len(units), sum(len(ids) for ids in ordered), run
+
+
+def shape(lm, prefixes, continuations) -> dict:
+    """Tokens fed per distinct text, and tokens run once shared beginnings run once."""
+    texts, fed, run = tokens_run(lm, prefixes, continuations)
+    return {"texts": texts, "tokens_fed": fed, "tokens_run": run,
+            "tokens_fed_per_text": fed / texts, "tokens_run_per_text": run / texts,
             "share_of_tokens_saved": 1 - run / fed}
 
 
@@ -163,8 +183,8 @@ def study_vs_engine(lm, n: int, reps: int) -> dict:
 PROFILE_PARTS = {  # (file fragment, function) whose cumulative time is a part of the scoring
     "model forward (torch modules)": ("torch/nn/modules/module.py", "_wrapped_call_impl"),
     "log-softmax and picking the scored tokens": ("models/causal.py", "_forward_pass"),
-    "packing shared prefixes (4D masks)": ("models/causal.py", "_hidden_packed"),
-    "grouping shared prefixes": ("models/causal.py", "shared_prefixes"),
+    "packed rows of the prefix tree (4D masks)": ("models/causal.py", "_hidden_packed"),
+    "laying out the prefix tree": ("models/causal.py", "prefix_tree_rows"),
     "tokenizing": ("models/causal.py", "prepare_units"),
     "cache lookups": ("models/cache.py", "lookup"),
     "cache commits": ("models/cache.py", "put_many"),
@@ -217,6 +237,83 @@ def threads(lm, n: int, reps: int) -> dict:
             "load_average_1min": [round(x[0], 2) for x in load], "cpu_count": os.cpu_count()}
 
 
+# One process of `packing`: the workloads scored by the source tree on PYTHONPATH (cache off,
+# `threads` torch threads, the minimum of `reps` runs), with the tokens that tree runs and
+# the summed log-probabilities (both trees must give the same numbers).
+PACKING_CHILD = """
+import importlib.util, json, sys, time
+n, reps, threads, here = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+spec = importlib.util.spec_from_file_location("study_scoring", here)
+bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
+import torch
+torch.set_num_threads(threads)
+from models.causal import score_continuations
+from models.loading import load_scorer
+lm = load_scorer("smollm2-135m"); lm.model
+out = {}
+for name, (prefixes, continuations) in bench.packing_workloads(n).items():
+    texts, fed, run = bench.tokens_run(lm, prefixes, continuations)
+    seconds, total = [], None
+    for _ in range(reps):
+        start = time.perf_counter()
+        scored = score_continuations(prefixes, continuations, lm=lm, use_cache=False, progress=False)
+        seconds.append(time.perf_counter() - start)
+        total = float(scored["logprob"].sum())
+    out[name] = {"texts": texts, "tokens_fed": fed, "tokens_run": run, "seconds": min(seconds),
+                 "logprob_sum": total, "n_tokens_scored": int(scored["n_tokens"].sum())}
+print(json.dumps(out))
+"""
+
+
+def packing_workloads(n: int) -> dict:
+    """The three workloads of `workloads`, as (prefixes, continuations)."""
+    dawino, abc = genda_tables(n)
+    return {"role_nouns": role_nouns_units(n),
+            "genda_abc": ([""] * len(abc), list(abc["sentence"])),
+            "genda_dawinobias": dawinobias_units(dawino)}
+
+
+def packing(before: Path, n: int, rounds: int, reps: int, threads: int) -> dict:
+    """The prefix tree (this tree) against one shared prefix per group (`before`, a source
+    tree of the code before it), one fresh process per tree and round, before then after."""
+    import subprocess
+    import sys
+
+    def child(tree: Path) -> dict:
+        env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS=str(threads))
+        done = subprocess.run([sys.executable, "-c", PACKING_CHILD, str(n), str(reps),
+                               str(threads), str(Path(__file__).resolve())], cwd=tree, env=env,
+                              capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    after_tree = Path(__file__).resolve().parents[1]
+    runs = []
+    for number in range(rounds):
+        runs.append({"before": child(before), "after": child(after_tree)})
+        print(f"packing round {number}: " + ", ".join(
+            f"{name} {runs[-1]['before'][name]['seconds']:.1f} -> "
+            f"{runs[-1]['after'][name]['seconds']:.1f} s" for name in runs[-1]["after"]),
+            flush=True)
+    out = {}
+    for name in runs[0]["after"]:
+        best = {side: min(r[side][name]["seconds"] for r in runs) for side in ("before", "after")}
+        b, a = runs[0]["before"][name], runs[0]["after"][name]
+        out[name] = {"texts": a["texts"], "tokens_fed": a["tokens_fed"],
+                     "tokens_run_before": b["tokens_run"], "tokens_run_after": a["tokens_run"],
+                     "tokens_run_after_over_before": a["tokens_run"] / b["tokens_run"],
+                     "seconds_before": [r["before"][name]["seconds"] for r in runs],
+                     "seconds_after": [r["after"][name]["seconds"] for r in runs],
+                     "seconds_after_over_before": best["after"] / best["before"],
+                     "texts_per_s_after_over_before": best["before"] / best["after"],
+                     "logprob_sum_before": b["logprob_sum"], "logprob_sum_after": a["logprob_sum"],
+                     "mean_abs_difference_per_token": (abs(a["logprob_sum"] - b["logprob_sum"])
+                                                       / a["n_tokens_scored"])}
+    return {"before_tree": str(before), "rounds": rounds, "reps": reps, "torch_threads": threads,
+            "n": n, "workloads": out,
+            "note": "one fresh process per tree and round, before then after; seconds are the "
+                    "minimum over rounds of each process's minimum over reps; cache off"}
+
+
 def torch_threads_now() -> int:
     """The threads the engine scores with now (models.engine.scoring_threads, else torch's)."""
     import torch
@@ -231,8 +328,25 @@ def main(argv=None) -> dict:
     p.add_argument("--n", type=int, default=256, help="texts per workload (default: %(default)s)")
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--skip-threads", action="store_true")
+    p.add_argument("--packing", type=Path, metavar="BEFORE_TREE",
+                   help="only compare the prefix-tree layout with the one-prefix-per-group layout "
+                        "of BEFORE_TREE (a source tree of the earlier code, e.g. from "
+                        "`git archive`); updates the \"packing\" entry of the JSON")
+    p.add_argument("--rounds", type=int, default=2, help="--packing: rounds (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="--packing: torch threads in both trees (default: %(default)s)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
+    out = Path(args.out)
+    if args.packing:
+        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
+        doc["packing"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          "load_average_before": list(os.getloadavg()),
+                          **packing(args.packing, args.n, args.rounds, args.reps, args.threads),
+                          "load_average_after": list(os.getloadavg())}
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out} (packing)")
+        return doc
 
     from models.loading import load_scorer
 
@@ -249,7 +363,8 @@ def main(argv=None) -> dict:
     doc["workloads"] = workloads(lm, args.n, args.reps)
     doc["study_vs_engine"] = study_vs_engine(lm, args.n, args.reps)
     doc["load_average_after"] = list(os.getloadavg())
-    out = Path(args.out)
+    if out.exists() and "packing" in json.loads(out.read_text()):  # kept: it has its own date
+        doc["packing"] = json.loads(out.read_text())["packing"]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {out}")

@@ -109,49 +109,126 @@ def prepare_units(lm: LanguageModel, prefixes: list[str], continuations: list[st
     return units
 
 
-def shared_prefixes(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED) -> list[tuple[int, int]]:
-    """(group, shared length) per sequence: which leading tokens it takes from a prefix run once.
+@dataclass
+class PackedRows:
+    """A prefix tree of token sequences laid out in rows (`prefix_tree_rows`)."""
+    ids: list  # per row, the token ids
+    parents: list  # per row, the column of each token's parent in the tree (-1: a first token)
+    positions: list  # per row, each token's position in its sequence (its depth in the tree)
+    where: list  # per sequence, the (row, column) of each of its tokens
 
-    Consecutive sequences form groups; a group's common prefix (kept one token
-    short of its shortest member, so every member keeps a token of its own) is
-    run through the model once. The grouping maximises the token positions
-    saved, sum over groups of (size - 1) * prefix length, by dynamic
-    programming over the split points, so "My sister said that ..." texts share
-    their whole opening rather than a group of every "My ..." text sharing
-    only "My". Length 0 means the sequence is run whole. Sort the sequences by
-    token ids first so that sharers sit next to each other.
+    @property
+    def n_tokens(self) -> int:
+        """Token positions the model runs (the tree's nodes, and any it repeats across rows)."""
+        return sum(len(row) for row in self.ids)
+
+
+def prefix_tree_rows(sequences: Sequence[Sequence[int]], pack_tokens: int = PACK_TOKENS) -> PackedRows:
+    """Lay `sequences` out as one prefix tree: every distinct beginning is run once.
+
+    Sequences that begin alike share the tokens of their common beginning at
+    every depth ("My sister said they ..." and "My sister said she ..." share
+    "My sister said"; both share "My" with "My brother ..."), and identical
+    sequences share everything. The tree is cut into rows of about
+    `pack_tokens` tokens: a subtree that does not fit is split into its
+    children's subtrees, each placed after a copy of the path above it, and
+    the pieces are packed largest first into the emptiest row (a piece larger
+    than a row gets a row of its own size). In a row, a subtree is laid out
+    depth first, so a token's parent is always to its left.
     """
-    n = len(sequences)
+    children: list[dict] = [{}]  # node 0: the empty beginning
+    token, depth, parent = [None], [-1], [-1]
+    paths = []
+    for seq in sequences:
+        node, path = 0, []
+        for t in seq:
+            child = children[node].get(t)
+            if child is None:
+                child = len(children)
+                children.append({})
+                token.append(t)
+                depth.append(depth[node] + 1)
+                parent.append(node)
+                children[node][t] = child
+            path.append(child)
+            node = child
+        paths.append(path)
+    ends = {path[-1] for path in paths if path}
+    size = [1] * len(children)  # nodes in each subtree; children are created after parents
+    size[0] = 0
+    for node in range(len(children) - 1, 0, -1):
+        size[parent[node]] += size[node]
 
-    def common(a, b) -> int:
-        k = 0
-        for x, y in zip(a, b):
-            if x != y:
-                break
-            k += 1
-        return k
+    # pieces: (node, whole subtree?) - a split node where a sequence ends keeps a piece
+    # of its own path, so that every sequence ends inside exactly one piece
+    pieces: list[tuple[int, bool]] = []
+    todo = list(reversed(children[0].values()))
+    while todo:
+        node = todo.pop()
+        if depth[node] + size[node] <= pack_tokens or not children[node]:
+            pieces.append((node, True))
+            continue
+        if node in ends:
+            pieces.append((node, False))
+        todo.extend(reversed(children[node].values()))
+    cost = [depth[n] + (size[n] if whole else 1) for n, whole in pieces]
+    n_rows = max(1, min(len(pieces), math.ceil(sum(cost) / pack_tokens)))
+    rows: list[list[int]] = [[] for _ in range(n_rows)]  # piece indices per row
+    fill = [0] * n_rows
+    for k in sorted(range(len(pieces)), key=lambda k: -cost[k]):
+        r = fill.index(min(fill))
+        rows[r].append(k)
+        fill[r] += cost[k]
 
-    adjacent = [common(sequences[i], sequences[i + 1]) for i in range(n - 1)]
-    best = [0] * (n + 1)  # best[j]: most positions saved by grouping sequences[:j]
-    cut: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (start of the last group, its prefix length)
-    for j in range(1, n + 1):
-        best[j], cut[j] = best[j - 1], (j - 1, 0)  # sequence j-1 alone
-        shared, shortest = len(sequences[j - 1]), len(sequences[j - 1])
-        for i in range(j - 2, -1, -1):  # group sequences[i:j]
-            shared = min(shared, adjacent[i])
-            shortest = min(shortest, len(sequences[i]))
-            length = min(shared, shortest - 1)
-            if length < min_shared:
-                break  # a longer group only shares less
-            if best[i] + (j - i - 1) * length > best[j]:
-                best[j], cut[j] = best[i] + (j - i - 1) * length, (i, length)
-    out: list[tuple[int, int]] = [(0, 0)] * n
-    j, group = n, 0
-    while j > 0:
-        i, length = cut[j]
-        out[i:j] = [(group, length)] * (j - i)
-        j, group = i, group + 1
-    return out
+    ids, parents, positions = [[] for _ in rows], [[] for _ in rows], [[] for _ in rows]
+    owner: dict[int, tuple[int, dict]] = {}  # end node -> (row, {node: column}) of its piece
+    for r, row in enumerate(rows):
+        for k in row:
+            node, whole = pieces[k]
+            above, up = [], parent[node]
+            while up > 0:
+                above.append(up)
+                up = parent[up]
+            column: dict[int, int] = {}
+
+            def place(n: int) -> None:
+                column[n] = len(ids[r])
+                ids[r].append(token[n])
+                parents[r].append(column[parent[n]] if parent[n] in column else -1)
+                positions[r].append(depth[n])
+
+            for n in reversed(above):
+                place(n)
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                place(n)
+                if whole:
+                    stack.extend(reversed(children[n].values()))
+                    owner[n] = (r, column)
+            if not whole:
+                owner[node] = (r, column)
+    where = []
+    for path in paths:
+        if not path:
+            where.append([])
+            continue
+        r, column = owner[path[-1]]
+        where.append([(r, column[n]) for n in path])
+    return PackedRows(ids, parents, positions, where)
+
+
+def shares_beginnings(sequences: Sequence[Sequence[int]], min_shared: int = MIN_SHARED) -> bool:
+    """Whether two of the sequences begin with the same `min_shared` tokens (or more): the
+    prefix-tree layout is worth its attention mask then."""
+    seen = set()
+    for seq in sequences:
+        if len(seq) >= min_shared:
+            head = tuple(seq[:min_shared])
+            if head in seen:
+                return True
+            seen.add(head)
+    return False
 
 
 def _padded(units: list[CausalUnit], device) -> dict:
@@ -171,67 +248,40 @@ def _padded(units: list[CausalUnit], device) -> dict:
     return {"input_ids": input_ids, "attention_mask": attention.long()}
 
 
-def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
-    """Final hidden states at (rows, cols), each group's shared prefix run once, nothing padded.
+def _hidden_packed(base, units: list[CausalUnit], rows, cols):
+    """Final hidden states at (rows, cols), every shared beginning run once, nothing padded.
 
-    The batch is laid out as segments, a group's prefix followed by each
-    member's remaining tokens (or one unit run whole), packed into rows of
-    about PACK_TOKENS tokens (no padding inside a row, little at its end). A
-    4D attention mask lets a token see the earlier tokens of its own prefix
-    and its own continuation only, and position ids restart in every segment,
-    so each token is computed from exactly the tokens before it in its own
-    text, as in a whole-text pass (the tree-attention layout of Miao et al.
-    2024, SpecInfer).
+    The units are laid out as one prefix tree (`prefix_tree_rows`), packed
+    into rows of about PACK_TOKENS tokens. A 4D attention mask lets a token see
+    itself and its ancestors in the tree only, and its position id is its
+    depth, so each token is computed from exactly the tokens before it in its
+    own text, as in a whole-text pass (the tree attention of Miao et al. 2024,
+    SpecInfer).
     """
     import torch
 
-    # segments: (prefix ids, [(unit, its remaining ids), ...])
-    segments: list[tuple[list, list]] = []
-    for b, (group, length) in enumerate(groups):
-        if length and b > 0 and groups[b - 1] == (group, length):
-            segments[-1][1].append((b, units[b].ids[length:]))
-        else:
-            segments.append((units[b].ids[:length], [(b, units[b].ids[length:])]))
-    # pack segments into rows of about PACK_TOKENS, balanced (largest segment
-    # first into the emptiest row) so that the rows pad little
-    sizes = [len(p) + sum(len(rest) for _, rest in m) for p, m in segments]
-    n_rows = max(1, math.ceil(sum(sizes) / PACK_TOKENS))
-    packed: list[list] = [[] for _ in range(n_rows)]
-    fill = [0] * n_rows
-    for k in sorted(range(len(segments)), key=lambda k: -sizes[k]):
-        r = fill.index(min(fill))
-        packed[r].append(segments[k])
-        fill[r] += sizes[k]
-    width = max(fill)
-    ids = torch.zeros((n_rows, width), dtype=torch.long)
-    positions = torch.zeros((n_rows, width), dtype=torch.long)
-    seg_of = torch.full((n_rows, width), -1, dtype=torch.long)  # padding: segment -1
-    owner = torch.full((n_rows, width), -1, dtype=torch.long)  # -1: a shared prefix token
-    where: dict[int, list[tuple[int, int]]] = {}  # unit -> (row, column) of each of its tokens
-    for r, row in enumerate(packed):
-        k = 0
-        for s_index, (prefix, members) in enumerate(row):
-            start = k
-            ids[r, k:k + len(prefix)] = torch.tensor(prefix, dtype=torch.long)
-            positions[r, k:k + len(prefix)] = torch.arange(len(prefix))
-            seg_of[r, k:k + len(prefix)] = s_index
-            k += len(prefix)
-            for b, rest in members:
-                ids[r, k:k + len(rest)] = torch.tensor(rest, dtype=torch.long)
-                positions[r, k:k + len(rest)] = torch.arange(len(prefix), len(prefix) + len(rest))
-                seg_of[r, k:k + len(rest)] = s_index
-                owner[r, k:k + len(rest)] = b
-                where[b] = [(r, start + i) for i in range(len(prefix))] + [(r, k + i) for i in range(len(rest))]
-                k += len(rest)
-    column = torch.arange(width)
-    earlier = column[None, :] <= column[:, None]  # (query, key)
-    same_segment = seg_of[:, :, None] == seg_of[:, None, :]
-    visible = (owner[:, None, :] == -1) | (owner[:, None, :] == owner[:, :, None])
-    mask = (earlier[None] & same_segment & visible)[:, None]  # (rows, 1, query, key)
+    layout = prefix_tree_rows([u.ids for u in units], PACK_TOKENS)
+    n_rows = len(layout.ids)
+    width = max(len(row) for row in layout.ids)
+    ids = np.zeros((n_rows, width), dtype=np.int64)
+    positions = np.zeros((n_rows, width), dtype=np.int64)
+    # (row, query, key): a key is visible to a query when it is the query or one of
+    # its ancestors; parents are to the left, so one pass left to right fills it.
+    # A padding column sees itself only (a softmax over nothing would be NaN).
+    visible = np.zeros((n_rows, width, width), dtype=bool)
+    for r in range(n_rows):
+        ids[r, :len(layout.ids[r])] = layout.ids[r]
+        positions[r, :len(layout.positions[r])] = layout.positions[r]
+        visible[r, np.arange(width), np.arange(width)] = True
+        for c, p in enumerate(layout.parents[r]):
+            if p >= 0:
+                visible[r, c, :c] = visible[r, p, :c]
     device = base.device
-    hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
-                  position_ids=positions.to(device), use_cache=False).last_hidden_state
-    at = [where[r][c] for r, c in zip(rows, cols)]
+    mask = torch.from_numpy(visible)[:, None]  # (rows, 1, query, key)
+    hidden = base(input_ids=torch.from_numpy(ids).to(device), attention_mask=mask.to(device),
+                  position_ids=torch.from_numpy(positions).to(device),
+                  use_cache=False).last_hidden_state
+    at = [layout.where[r][c] for r, c in zip(rows, cols)]
     return hidden[[a[0] for a in at], [a[1] for a in at]]
 
 
@@ -281,13 +331,12 @@ def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bo
             window = getattr(model.config, "sliding_window", None) or math.inf
             share = (share_prefixes and model_type in SHARE_PREFIXES
                      and max(len(u.ids) for u in units) <= window)
-            groups = shared_prefixes([u.ids for u in units]) if share else []
             at_rows = torch.tensor(rows, device=device)
             at_cols = torch.tensor(cols, device=device)
             # no KV cache: nothing is generated, and building one costs memory and time
-            if any(length for _, length in groups):
+            if share and shares_beginnings([u.ids for u in units]):
                 logits = model.get_output_embeddings()(
-                    _hidden_packed(model.base_model, units, groups, rows, cols))
+                    _hidden_packed(model.base_model, units, rows, cols))
             elif model_type in HEAD_ONLY_WHERE_SCORED:
                 hidden = model.base_model(**_padded(units, device), use_cache=False).last_hidden_state
                 logits = model.get_output_embeddings()(hidden[at_rows, at_cols])

@@ -1,6 +1,7 @@
 """Texts that begin alike share one run of their beginning (models.causal, packed rows).
 
-The packed path must give what one whole-text pass per text gives. Both are
+Every distinct beginning of the texts in a batch is run once (a prefix tree,
+packed into rows). The packed path must give what one whole-text pass per text gives. Both are
 computed here on the same model, with prefix sharing switched off for the
 reference; per-token agreement within 1e-4 (float32 rounding of a
 different summation order, ~1e-5 per token).
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 import models.causal as causal
-from models.causal import score_continuations, shared_prefixes, token_surprisals
+from models.causal import (prefix_tree_rows, score_continuations, shares_beginnings,
+                           token_surprisals)
 
 # texts sharing beginnings of different lengths, one sharing nothing, and a
 # forced choice (same frame, four pronouns)
@@ -30,22 +32,46 @@ TEXTS = [
 ]
 
 
-def test_groups_share_the_longest_useful_prefix():
-    # hand-worked: one group over all three shares [1, 2, 3] (3 tokens, kept
-    # below the shortest member's length 4)
-    assert shared_prefixes([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 3, 6, 7]]) == [(0, 3)] * 3
-    # nothing in common: each text runs whole
-    assert [length for _, length in shared_prefixes([[1, 9], [2, 9]])] == [0, 0]
-    # one group of four would share [1, 2] and save 3 * 2 = 6 positions; two
-    # pairs share [1, 2, 3, 4, 5] and [1, 2, 8] and save 5 + 3 = 8, so two pairs it is
-    groups = shared_prefixes([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7], [1, 2, 8, 1], [1, 2, 8, 2]])
-    assert [length for _, length in groups] == [5, 5, 3, 3]
-    assert groups[0][0] == groups[1][0] != groups[2][0] == groups[3][0]
-    # identical texts still keep one token of their own
-    assert [length for _, length in shared_prefixes([[1, 2, 3], [1, 2, 3]])] == [2, 2]
-    # below min_shared, nothing is shared
-    assert [length for _, length in shared_prefixes([[1, 5, 6], [1, 5, 7]], min_shared=3)] == [0, 0]
-    assert shared_prefixes([]) == []
+def test_every_distinct_beginning_is_laid_out_once():
+    # hand-worked tree of [1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 6], [7]:
+    #   1 - 2 - 3 - 4        nodes in depth-first order: 1 2 3 4 5 6 7
+    #            \- 5
+    #        \- 6
+    #   7
+    layout = prefix_tree_rows([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 6], [7]])
+    assert layout.ids == [[1, 2, 3, 4, 5, 6, 7]]
+    assert layout.parents == [[-1, 0, 1, 2, 2, 1, -1]]
+    assert layout.positions == [[0, 1, 2, 3, 3, 2, 0]]
+    assert layout.where == [[(0, 0), (0, 1), (0, 2), (0, 3)], [(0, 0), (0, 1), (0, 2), (0, 4)],
+                            [(0, 0), (0, 1), (0, 5)], [(0, 6)]]
+    assert layout.n_tokens == 7  # against 12 fed
+    # identical sequences share every token; a sequence that begins another ends inside it
+    same = prefix_tree_rows([[1, 2, 3], [1, 2, 3], [1, 2]])
+    assert same.ids == [[1, 2, 3]] and same.where == [[(0, 0), (0, 1), (0, 2)]] * 2 + [[(0, 0), (0, 1)]]
+    assert prefix_tree_rows([]).ids == [[]]
+
+
+def test_a_tree_larger_than_a_row_is_split_below_a_copy_of_its_path():
+    # rows of 5 tokens: the tree under [1, 2] (7 nodes) is split into its two
+    # branches, each after a copy of [1, 2]; [1, 2] itself ends a sequence, so
+    # it keeps a piece of its own
+    seqs = [[1, 2, 3, 4, 5], [1, 2, 6, 7, 8], [1, 2]]
+    layout = prefix_tree_rows(seqs, pack_tokens=5)
+    assert sorted(layout.ids) == [[1, 2], [1, 2, 3, 4, 5], [1, 2, 6, 7, 8]]
+    for seq, where in zip(seqs, layout.where):
+        # each sequence reads back from its own row, every token at its depth
+        assert [layout.ids[r][c] for r, c in where] == seq
+        assert [layout.positions[r][c] for r, c in where] == list(range(len(seq)))
+        assert len({r for r, _ in where}) == 1
+    # a chain longer than a row cannot be split: it gets a row of its own size
+    assert prefix_tree_rows([[1, 2, 3, 4, 5, 6]], pack_tokens=2).ids == [[1, 2, 3, 4, 5, 6]]
+
+
+def test_sharing_is_worth_it_from_two_common_leading_tokens():
+    assert shares_beginnings([[1, 2, 3], [1, 2, 4]])
+    assert not shares_beginnings([[1, 2, 3], [1, 5, 4]])  # BOS alone is not worth a mask
+    assert not shares_beginnings([[1, 2, 3], [1, 2, 4]], min_shared=3)
+    assert not shares_beginnings([])
 
 
 def _without_sharing(monkeypatch):
