@@ -694,11 +694,15 @@ def sample_kwargs(sampler: str, chains: int, target_accept: float | None,
     if mass_matrix not in MASS_MATRICES:
         raise UnknownNameError("mass matrix", mass_matrix, list(MASS_MATRICES))
     kwargs: dict[str, Any] = {"inference_method": sampler}
+    # chains run in parallel, one per core (at most): processes for PyMC's NUTS, threads
+    # for nutpie (its own default too, said here so that it does not depend on one)
+    cores = max(1, min(chains, os.cpu_count() or 1))
     if sampler == "pymc":
-        # one process per chain, at most one per core
-        kwargs["cores"] = max(1, min(chains, os.cpu_count() or 1))
-    elif mass_matrix == "low_rank":
-        kwargs["nuts_sampler_kwargs"] = {"low_rank_modified_mass_matrix": True}
+        kwargs["cores"] = cores
+    else:
+        kwargs["nuts_sampler_kwargs"] = {"cores": cores}
+        if mass_matrix == "low_rank":
+            kwargs["nuts_sampler_kwargs"]["low_rank_modified_mass_matrix"] = True
     if target_accept is not None:
         kwargs["target_accept"] = target_accept
     return kwargs

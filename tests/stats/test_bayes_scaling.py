@@ -167,3 +167,17 @@ def test_a_refit_is_predicted_to_double_the_sampling_not_the_compilation():
     # the sampler did not say (or said something impossible): twice the whole attempt
     assert next_attempt_seconds(100.0, None) == 200.0
     assert next_attempt_seconds(100.0, 130.0) == 200.0
+
+
+def test_chains_run_in_parallel_one_per_core():
+    import os
+
+    from gbstats.mixed.bayes import sample_kwargs
+
+    cores = min(2, os.cpu_count() or 1)
+    # nutpie runs its chains on threads, PyMC's NUTS on processes: both one per core
+    nutpie = sample_kwargs("nutpie", 2, None)
+    assert nutpie["nuts_sampler_kwargs"] == {"cores": cores, "low_rank_modified_mass_matrix": True}
+    assert sample_kwargs("nutpie", 2, None, "diag")["nuts_sampler_kwargs"] == {"cores": cores}
+    assert sample_kwargs("pymc", 2, None)["cores"] == cores
+    assert sample_kwargs("nutpie", 1, None)["nuts_sampler_kwargs"]["cores"] == 1
