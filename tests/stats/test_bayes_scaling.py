@@ -11,7 +11,6 @@ predictor on the 0-100 scale, converges at its first attempt.
 """
 from __future__ import annotations
 
-import logging
 import re
 from pathlib import Path
 
@@ -101,20 +100,18 @@ def test_a_predictor_with_a_user_prior_keeps_its_units():
     assert set(predictor_scales(FORMULA, prepared, {"cond": ("Normal", {"mu": 0})})) == {"x"}
 
 
-def test_refits_start_from_fresh_seeds_and_say_what_stopped_them(caplog):
+def test_refits_start_from_fresh_seeds_and_say_what_stopped_them(progress_records):
     from gbstats.mixed.fitting import fit_bayes_twin, twin_notes
 
     data = pd.read_csv(REFERENCE / "random_intercept.csv")
-    with caplog.at_level(logging.INFO, logger="gbstats.progress"):
-        fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7,
-                             loo=False)
+    fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7, loo=False)
     stats = fit.fit_stats
     # 2 x 20 draws cannot reach an ESS of 400: one refit at 40 draws, from seed 8
     assert [a["n_draws"] for a in stats["attempts"]] == [20, 40]
     assert [a["seed"] for a in stats["attempts"]] == [7, 8]
     assert stats["stopped_by"] == "draws budget" and stats["converged"] is False
     assert all(a["seconds"] > 0 for a in stats["attempts"])
-    lines = [r.getMessage() for r in caplog.records if r.name == "gbstats.progress"]
+    lines = progress_records
     assert lines[0].startswith("twin attempt 1/2: sampling 20 draws per chain")
     assert lines[2].startswith("twin attempt 2/2: refit at 40 draws per chain")
     assert "R-hat" in lines[2] and "draws budget is spent" in lines[3]

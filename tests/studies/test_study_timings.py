@@ -55,3 +55,29 @@ def test_a_warm_genda_lens_run_scores_nothing(tmp_path, data_dir):
     assert cold["scored_texts"] > 0 and cold["forward_batches"] > 0
     assert warm["scored_texts"] == 0 and warm["forward_batches"] == 0
     assert warm["cached_texts"] == cold["scored_texts"] + cold["cached_texts"]
+
+
+def test_twin_progress_records_become_progress_lines(capsys):
+    import logging
+
+    from studies.common import show_gbstats_progress
+
+    show_gbstats_progress()
+    show_gbstats_progress()  # once per process: no second handler, no doubled lines
+    logging.getLogger("gbstats.progress").info("twin attempt 2/3: refit at 2,000 draws per chain")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].endswith("twin attempt 2/3: refit at 2,000 draws per chain")
+    assert err[0].startswith("[")  # the elapsed time, as every progress line of a study
+
+
+def test_the_report_says_how_many_attempts_a_twin_took_and_what_stopped_it():
+    from gbstats.report.study_report import twin_attempts_text
+
+    attempts = [{"n_draws": 1000}, {"n_draws": 2000}, {"n_draws": 4000}]
+    assert twin_attempts_text({"attempts": attempts[:1], "stopped_by": "converged"}) == \
+        "1, converged"
+    assert twin_attempts_text({"attempts": attempts, "stopped_by": "draws budget"}) == \
+        "3, stopped by the draws budget"
+    assert twin_attempts_text({"attempts": attempts[:2], "stopped_by": "time budget"}) == \
+        "2, stopped by the time budget"
+    assert twin_attempts_text({"converged": True}) == ""  # a record from before the loop
