@@ -107,6 +107,9 @@ def split_of(timings: dict, wall: float) -> dict:
             "rest_s": round(max(0.0, wall - scoring - frequentist - twins), 2),
             "steps_s": {k: round(v, 2) for k, v in timings.get("steps", {}).items()},
             "n_fits": len(fits), "n_fits_reused": sum(1 for f in fits if f.get("reused")),
+            "scored_texts": timings.get("scored_texts", 0),
+            "cached_texts": timings.get("cached_texts", 0),
+            "forward_batches": timings.get("forward_batches", 0),
             "twins": twin_records}
 
 
@@ -129,6 +132,10 @@ def miss_reason(record: dict) -> str:
              "the rest (data loading, bootstraps, tables, report, start-up)": split["rest_s"]}
     largest, seconds = max(parts.items(), key=lambda item: item[1])
     reason = f"{largest}: {seconds:.0f} s of {record['wall_s']:.0f} s"
+    if largest.startswith("scoring") and split.get("scored_texts"):
+        reason += (f"; {split['scored_texts']:,} texts scored by the model "
+                   f"({split['scored_texts'] / max(split['scoring_s'], 1e-9):.1f} texts/s), "
+                   f"{split.get('cached_texts', 0):,} read from the cache")
     if largest == "Bayesian twins":
         attempts = [f"{t['name']} [{t['backend']}]: "
                     + ", ".join(f"{a['n_draws']} draws in {a['seconds']:.0f} s "

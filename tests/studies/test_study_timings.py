@@ -81,3 +81,36 @@ def test_the_report_says_how_many_attempts_a_twin_took_and_what_stopped_it():
     assert twin_attempts_text({"attempts": attempts[:2], "stopped_by": "time budget"}) == \
         "2, stopped by the time budget"
     assert twin_attempts_text({"converged": True}) == ""  # a record from before the loop
+
+
+def study_times_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "study_times.py"
+    spec = importlib.util.spec_from_file_location("study_times", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_missed_target_is_explained_by_the_largest_measured_part():
+    bench = study_times_module()
+    timings = {"scoring_s": 700.0, "frequentist_fits_s": 20.0, "twins_s": 200.0,
+               "steps": {"score": 700.0}, "scored_texts": 14000, "cached_texts": 0,
+               "fits": [{"name": "human GLMM", "backend": "pymc", "bayes": True, "reused": False,
+                         "seconds": 200.0, "stopped_by": "converged",
+                         "attempts": [{"n_draws": 1000, "seconds": 200.0,
+                                       "ess_bulk_min": 520.0}]}]}
+    split = bench.split_of(timings, wall=1000.0)
+    assert split["rest_s"] == 80.0 and split["twins"][0]["attempts"][0]["n_draws"] == 1000
+    record = {"exit_code": 0, "wall_s": 1000.0, "split": split, "load_average_before": [0.5]}
+    assert bench.miss_reason(record) == (
+        "scoring (model loading included): 700 s of 1000 s; 14,000 texts scored by the model "
+        "(20.0 texts/s), 0 read from the cache")
+    twins_first = {**timings, "scoring_s": 10.0, "twins_s": 900.0}
+    record["split"] = bench.split_of(twins_first, wall=1000.0)
+    assert bench.miss_reason(record).startswith(
+        "Bayesian twins: 900 s of 1000 s; human GLMM [pymc]: 1000 draws in 200 s (bulk ESS 520)")
+    assert bench.target_for("singular_they", "cold") == 45.0
+    assert bench.target_for("genda_lens", "cold") == 300.0 == 10 * bench.target_for("x", "warm")
