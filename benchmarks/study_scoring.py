@@ -253,14 +253,16 @@ lm = load_scorer("smollm2-135m"); lm.model
 out = {}
 for name, (prefixes, continuations) in bench.packing_workloads(n).items():
     texts, fed, run = bench.tokens_run(lm, prefixes, continuations)
-    seconds, total = [], None
+    seconds, cpu, total = [], [], None
     for _ in range(reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         scored = score_continuations(prefixes, continuations, lm=lm, use_cache=False, progress=False)
         seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         total = float(scored["logprob"].sum())
     out[name] = {"texts": texts, "tokens_fed": fed, "tokens_run": run, "seconds": min(seconds),
-                 "logprob_sum": total, "n_tokens_scored": int(scored["n_tokens"].sum())}
+                 "cpu_seconds": min(cpu), "logprob_sum": total,
+                 "n_tokens_scored": int(scored["n_tokens"].sum())}
 print(json.dumps(out))
 """
 
@@ -297,6 +299,8 @@ def packing(before: Path, n: int, rounds: int, reps: int, threads: int) -> dict:
     out = {}
     for name in runs[0]["after"]:
         best = {side: min(r[side][name]["seconds"] for r in runs) for side in ("before", "after")}
+        best_cpu = {side: min(r[side][name]["cpu_seconds"] for r in runs)
+                    for side in ("before", "after")}
         b, a = runs[0]["before"][name], runs[0]["after"][name]
         out[name] = {"texts": a["texts"], "tokens_fed": a["tokens_fed"],
                      "tokens_run_before": b["tokens_run"], "tokens_run_after": a["tokens_run"],
@@ -305,13 +309,18 @@ def packing(before: Path, n: int, rounds: int, reps: int, threads: int) -> dict:
                      "seconds_after": [r["after"][name]["seconds"] for r in runs],
                      "seconds_after_over_before": best["after"] / best["before"],
                      "texts_per_s_after_over_before": best["before"] / best["after"],
+                     "cpu_seconds_before": [r["before"][name]["cpu_seconds"] for r in runs],
+                     "cpu_seconds_after": [r["after"][name]["cpu_seconds"] for r in runs],
+                     "cpu_seconds_after_over_before": best_cpu["after"] / best_cpu["before"],
                      "logprob_sum_before": b["logprob_sum"], "logprob_sum_after": a["logprob_sum"],
                      "mean_abs_difference_per_token": (abs(a["logprob_sum"] - b["logprob_sum"])
                                                        / a["n_tokens_scored"])}
     return {"before_tree": str(before), "rounds": rounds, "reps": reps, "torch_threads": threads,
             "n": n, "workloads": out,
             "note": "one fresh process per tree and round, before then after; seconds are the "
-                    "minimum over rounds of each process's minimum over reps; cache off"}
+                    "minimum over rounds of each process's minimum over reps; cache off; "
+                    "cpu_seconds is the process's CPU time (with one torch thread, the work "
+                    "done: less moved by other processes than the wall time)"}
 
 
 def torch_threads_now() -> int:
