@@ -29,6 +29,20 @@ gbstats' default), interleaved, on the QA GLMM (and the small LMM unless
 --skip-small), and reports for each the minimum time, the bulk and tail ESS
 over the reported parameters (fixed effects, group SDs) and ESS per second;
 it updates only the "mass_matrix" entry of bayes_samplers.json.
+
+    GBSTATS_DATA=... .venv/bin/python benchmarks/bayes_samplers.py --standardize [--seeds 2023,1]
+
+measures issue 34's fix instead: role_nouns' human GLMM (5,420 real trials of
+Papineau et al. 2022, `neutral ~ name_gender * attitude_score + (1|participant)
++ (1|role_noun_set)`, attitude_score 0-100) sampled as the study samples it
+(nutpie, low-rank mass matrix, 2 chains x 1,000 draws after 1,000 tuning
+steps), with the numeric predictor on its own scale ("before",
+`fit_bayes(standardize=False)`, the code before the fix) and divided by its SD
+("after", the default), alternating before/after for each seed. It records per
+fit the wall time, R-hat, bulk and tail ESS over the reported parameters,
+divergences, and per chain the mean leapfrog steps per draw, step size and
+log density (a stuck chain shows there), and per seed the ratio of bulk and
+tail ESS per second after / before. It updates only the "standardize" entry.
 """
 from __future__ import annotations
 
@@ -198,6 +212,129 @@ def main_mass_matrix(args) -> None:
     print(f"wrote {OUT} (mass_matrix)")
 
 
+STANDARDIZE_MODES = {"before": False, "after": True}
+
+
+def role_nouns_glmm_rows():
+    """role_nouns' human GLMM rows, as the study builds them (needs the papineau2022 data)."""
+    from gbstats.data.registry import load_dataset
+    from studies.role_nouns import analysis as A
+
+    return A.GLMM_FORMULA, A.glmm_rows(load_dataset("papineau2022").tables["trials"])
+
+
+def per_chain(idata) -> dict:
+    """Per chain: mean leapfrog steps per draw, mean step size, mean log density."""
+    stats = idata.sample_stats
+    return {name: [round(float(v), 4) for v in stats[var].mean("draw").values]
+            for name, var in (("leapfrog_steps_per_draw", "n_steps"), ("step_size", "step_size"),
+                              ("logp", "logp")) if var in stats}
+
+
+def time_standardize(formula, data, seed: int, standardize: bool) -> dict:
+    start = time.perf_counter()
+    fit = fit_bayes(formula, data, family="bernoulli", sampler="nutpie", loo=False,
+                    draws=DRAWS, tune=TUNE, chains=CHAINS, seed=seed, standardize=standardize)
+    seconds = time.perf_counter() - start
+    s = fit.fit_stats
+    return {"seconds": seconds, "rhat_max": s["rhat_max"], "ess_bulk_min": s["ess_bulk_min"],
+            "ess_tail_min": s["ess_tail_min"], "divergences": s["divergences"],
+            "converged": s["converged"], "ess_bulk_per_second": s["ess_bulk_min"] / seconds,
+            "ess_tail_per_second": s["ess_tail_min"] / seconds, "chains": per_chain(fit.idata),
+            "predictor_scales": s["predictor_scales"],
+            "estimates": dict(zip(fit.coefs["term"], fit.coefs["estimate"].round(5)))}
+
+
+def add_ratios(runs: dict) -> None:
+    """Per seed: bulk ESS per 1,000 gradient evaluations of the kept draws (leapfrog steps;
+    a measure the machine's load does not move), and the ratios after / before."""
+    for by_mode in runs.values():
+        for mode in STANDARDIZE_MODES:
+            r = by_mode[mode]
+            gradients = sum(r["chains"]["leapfrog_steps_per_draw"]) * DRAWS
+            r["ess_bulk_per_1000_gradients"] = 1000 * r["ess_bulk_min"] / gradients
+        before, after = by_mode["before"], by_mode["after"]
+        by_mode["ratio_after_over_before"] = {
+            "seconds": after["seconds"] / before["seconds"],
+            "ess_bulk_per_second": after["ess_bulk_per_second"] / before["ess_bulk_per_second"],
+            "ess_tail_per_second": after["ess_tail_per_second"] / before["ess_tail_per_second"],
+            "ess_bulk_per_1000_gradients": (after["ess_bulk_per_1000_gradients"]
+                                            / before["ess_bulk_per_1000_gradients"])}
+
+
+def main_standardize(args) -> None:
+    formula, data = role_nouns_glmm_rows()
+    seeds = [int(x) for x in args.seeds.split(",")]
+    runs: dict[str, dict[str, dict]] = {}
+    for seed in seeds:
+        runs[str(seed)] = {}
+        for mode, standardize in STANDARDIZE_MODES.items():
+            r = time_standardize(formula, data, seed, standardize)
+            print(f"seed {seed} {mode}: {r['seconds']:.0f} s, R-hat {r['rhat_max']:.3f}, bulk ESS "
+                  f"{r['ess_bulk_min']:.0f}, tail ESS {r['ess_tail_min']:.0f}, steps/draw "
+                  f"{r['chains'].get('leapfrog_steps_per_draw')}", flush=True)
+            runs[str(seed)][mode] = r
+    add_ratios(runs)
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "bayes_samplers"}
+    # seeds run earlier are kept (each pair was timed in one run, before and after in turn)
+    earlier = doc.get("standardize", {}).get("seeds", {})
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for by_mode in runs.values():
+        by_mode["date"] = date
+    runs = {**earlier, **runs}
+    doc["standardize"] = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "case": "role_nouns human GLMM (Papineau et al. 2022 production data)",
+        "formula": formula, "family": "bernoulli", "nobs": len(data),
+        "n_participants": int(data["participant"].nunique()),
+        "n_role_noun_sets": int(data["role_noun_set"].nunique()),
+        "attitude_score_sd": float(data["attitude_score"].std(ddof=1)),
+        "settings": {"sampler": "nutpie", "mass_matrix": "low_rank", "draws": DRAWS,
+                     "tune": TUNE, "chains": CHAINS,
+                     "timing": "wall clock of one fit_bayes call, build + compile + sampling, "
+                               "loo=False; before and after alternate for each seed; ESS over "
+                               "the reported parameters (fixed effects, group SDs)"},
+        "modes": {"before": "fit_bayes(standardize=False): attitude_score sampled on its 0-100 "
+                            "scale (the code before issue 34)",
+                  "after": "fit_bayes(standardize=True), the default: attitude_score divided "
+                           "by its SD while sampling, reported per point"},
+        "load_average_1_5_15": list(os.getloadavg()),
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "versions": {p: version(p) for p in ["pymc", "bambi", "nutpie", "arviz", "pytensor"]},
+        "seeds": runs,
+        "summary": standardize_summary(runs)}
+    OUT.write_text(json.dumps(doc, indent=2))
+    print(f"wrote {OUT} (standardize)")
+
+
+def standardize_summary(runs: dict) -> dict:
+    """How many seeds converged in one fit and had a stuck chain, before and after, and the
+    ratios after / before seed by seed. No average of the ratios: they are bimodal (a seed
+    whose chain got stuck before gains thousands of times, one that did not gains nothing),
+    so an average would describe no seed."""
+    out = {}
+    for mode in STANDARDIZE_MODES:
+        out[f"{mode}_converged"] = sum(bool(r[mode]["converged"]) for r in runs.values())
+        out[f"{mode}_stuck_chain"] = sum(max(r[mode]["chains"]["leapfrog_steps_per_draw"]) > 500
+                                         for r in runs.values())
+    out["seeds"] = len(runs)
+    for key in ("ess_bulk_per_second", "ess_bulk_per_1000_gradients"):
+        out[f"ratio_{key}_by_seed"] = {seed: r["ratio_after_over_before"][key]
+                                       for seed, r in runs.items()}
+    out["stuck_chain_means"] = "a chain averaging more than 500 leapfrog steps per draw"
+    out["converged_means"] = ("R-hat <= 1.01, bulk and tail ESS >= 400 and no divergences in "
+                              "this one fit (the study's twin would refit one that misses)")
+    return out
+
+
+def resummarize() -> None:
+    """Recompute the "standardize" summary from the seeds stored (no fits)."""
+    doc = json.loads(OUT.read_text())
+    doc["standardize"]["summary"] = standardize_summary(doc["standardize"]["seeds"])
+    OUT.write_text(json.dumps(doc, indent=2))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps-small", type=int, default=4)
@@ -206,13 +343,24 @@ def main(argv=None) -> None:
     ap.add_argument("--skip-small", action="store_true")
     ap.add_argument("--mass-matrix", action="store_true",
                     help="compare nutpie's diagonal and low-rank mass matrices")
+    ap.add_argument("--standardize", action="store_true",
+                    help="role_nouns' GLMM twin with its numeric predictor on its own scale "
+                         "and divided by its SD (issue 34)")
+    ap.add_argument("--seeds", default="2023,1",
+                    help="--standardize: the seeds, each fitted before and after (default: "
+                         "%(default)s; 2023 is the study's)")
     args = ap.parse_args(argv)
     if args.mass_matrix:
         return main_mass_matrix(args)
+    if args.standardize:
+        return main_standardize(args)
     cases = {"small_lmm_160": run_case("small_lmm_160", args.reps_small)}
     if not args.skip_glmm:
         cases["qa_glmm_7500"] = run_case("qa_glmm_7500", args.reps_glmm)
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {}
     out = {
+        # the --mass-matrix and --standardize entries are kept (each records its own date)
+        **{k: v for k, v in doc.items() if k in ("mass_matrix", "standardize")},
         "benchmark": "bayes_samplers",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "settings": {"draws": DRAWS, "tune": TUNE, "chains": CHAINS, "seed": 1, "timing": "wall clock of one "

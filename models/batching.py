@@ -16,7 +16,10 @@ from the cache: a run whose scores are all cached then loads no model at all.
 """
 from __future__ import annotations
 
+import logging
 import math
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +28,60 @@ from models.cache import ScoreCache, count_nonfinite
 from models.engine import current_engine
 
 PROGRESS_THRESHOLD = 256  # units; shorter runs show no bar unless asked
+# Without a terminal (a log file, CI) a bar's redraws would fill the log: one line every
+# PROGRESS_EVERY_S seconds on the "gbstats.progress" logger instead (a study shows it).
+PROGRESS_EVERY_S = 30.0
+PROGRESS = logging.getLogger("gbstats.progress")
+
+
+class ProgressLines:
+    """tqdm's update/close for a stream that is not a terminal: a line at most every
+    `every` seconds ("causal smollm2-135m: 3,200 of 13,500 texts (24%), 41 texts/s, about
+    4 min left"), and one at the end."""
+
+    def __init__(self, total: int, desc: str, every: float = PROGRESS_EVERY_S):
+        self.total, self.desc, self.every = total, desc, every
+        self.done, self.started = 0, time.perf_counter()
+        self.last = self.started
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.last >= self.every and self.done < self.total:
+            self.last = now
+            PROGRESS.info(self.line(now))
+
+    def line(self, now: float) -> str:
+        rate = self.done / max(now - self.started, 1e-9)
+        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        return (f"{self.desc}: {self.done:,} of {self.total:,} texts "
+                f"({100 * self.done / self.total:.0f}%), {rate:.1f} texts/s, about "
+                f"{left / 60:.0f} min left" if self.done < self.total else
+                f"{self.desc}: {self.total:,} texts in {now - self.started:.0f} s "
+                f"({rate:.1f} texts/s)")
+
+    def close(self) -> None:
+        PROGRESS.info(self.line(time.perf_counter()))
+
+
+def progress_bar(total: int, desc: str):
+    """A tqdm bar on a terminal or in a notebook, else throttled lines (ProgressLines)."""
+    if sys.stderr.isatty() or "ipykernel" in sys.modules:
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=desc, unit="item", smoothing=0.1)
+    return ProgressLines(total, desc)
+
+
+# What this process has scored so far, over every run_units call: units computed by a
+# model (cache misses) and units answered by the cache. A study's runner records the
+# difference over its run (provenance "timings"), so a warm run shows it scored nothing.
+SCORING_TOTALS = {"computed": 0, "cache_hits": 0, "batches": 0}
+
+
+def scoring_totals() -> dict[str, int]:
+    """A copy of SCORING_TOTALS, to subtract from a later one."""
+    return dict(SCORING_TOTALS)
 
 
 class NonFiniteScoreError(DataValidationError):
@@ -124,17 +181,18 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
         sort_keys = sort_keys(units) if callable(sort_keys) else sort_keys
     todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
+    SCORING_TOTALS["computed"] += stats.computed
+    SCORING_TOTALS["cache_hits"] += stats.cache_hits
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD
     bar = None
     if show and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), desc=desc, unit="item", smoothing=0.1)
+        bar = progress_bar(len(todo), desc)
     batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
     engine = current_engine()
     stats.engine = engine.name
     work = [[units[first_index[k]] for k in batch_keys] for batch_keys in batches]
     for index, scored in engine.map_batches(score_batch, work):
+        SCORING_TOTALS["batches"] += 1
         fresh = dict(zip(batches[index], scored, strict=True))
         for unit, result in zip(work[index], scored):
             refuse_nonfinite(unit, result, model)

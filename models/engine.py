@@ -112,6 +112,55 @@ class BatchScorer:
                 "request": self.request}
 
 
+# Torch runs a forward pass on every core (intra-op threads, OpenMP), and each of its
+# parallel regions waits for all of its threads. On a machine whose cores are taken by
+# other processes a thread is often descheduled, and every region then waits for it: on
+# the shared 2-core machine at a load average of 17, the embedded model scored 4 tokens/s
+# with 2 threads and 24 with 1 (benchmarks/results/study_scoring.json, "threads"). So
+# when the runnable processes per core (1-minute load average / cores) exceed
+# OVERSUBSCRIBED, the local engine scores with one thread; on a quiet machine it keeps
+# torch's default (all cores). OMP_NUM_THREADS, if set, is the user's choice and is kept.
+OVERSUBSCRIBED = 1.5
+
+
+def scoring_threads(load: float | None = None, cores: int | None = None) -> int | None:
+    """1 when the machine is oversubscribed (see OVERSUBSCRIBED), else None (torch's default)."""
+    if os.environ.get("OMP_NUM_THREADS"):
+        return None
+    cores = cores or os.cpu_count() or 1
+    load = os.getloadavg()[0] if load is None else load
+    return 1 if cores > 1 and load / cores > OVERSUBSCRIBED else None
+
+
+_THREADS_SAID: list[str] = []
+
+
+@contextlib.contextmanager
+def torch_threads_for_load():
+    """Score inside the block with `scoring_threads()` torch threads (restored after)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    threads = scoring_threads() if torch is not None else None
+    if threads is None or torch.get_num_threads() <= threads:
+        yield
+        return
+    before = torch.get_num_threads()
+    if not _THREADS_SAID:
+        import logging
+
+        message = (f"scoring with {threads} torch thread instead of {before}: the load average "
+                   f"is {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, and torch's threads "
+                   "wait for each other when other processes hold the cores")
+        _THREADS_SAID.append(message)
+        logging.getLogger("gbstats.progress").info(message)
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 class LocalEngine:
     """Every batch in this process, one after the other."""
 
@@ -123,8 +172,9 @@ class LocalEngine:
 
     def map_batches(self, scorer: Callable[[list], list],
                     batches: Sequence[list]) -> Iterator[tuple[int, list]]:
-        for index, batch in enumerate(batches):
-            yield index, scorer(batch)
+        with torch_threads_for_load():
+            for index, batch in enumerate(batches):
+                yield index, scorer(batch)
 
     def close(self) -> None:
         pass

@@ -6,6 +6,7 @@ its own package; only the plumbing that would otherwise be copied lives here.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
@@ -99,3 +100,23 @@ def dataset_checksums(names: list[str], data_dir=None) -> dict[str, str]:
 def say(message: str) -> None:
     """Progress messages, with the time elapsed, go to stderr (stdout stays clean)."""
     print(f"[{time.perf_counter() - _STARTED:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+class _SayHandler(logging.Handler):
+    """Log records of gbstats' long steps, shown as progress lines (`say`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        say("      " + record.getMessage())
+
+
+def show_gbstats_progress() -> None:
+    """Show gbstats' progress records (each Bayesian twin attempt: "twin attempt 2/3: refit
+    at 2,000 draws ...") as progress lines on stderr; once per process."""
+    logger = logging.getLogger("gbstats.progress")
+    if not any(isinstance(h, _SayHandler) for h in logger.handlers):
+        logger.addHandler(_SayHandler())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # shown here; not a second time by a root handler
+        # bambi prints "Modeling the probability that y==1" on every binomial fit: the
+        # report says which outcome is modelled, so stderr keeps to progress and warnings
+        logging.getLogger("bambi").addFilter(lambda record: record.levelno >= logging.WARNING)

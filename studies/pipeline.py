@@ -34,6 +34,7 @@ import logging
 import os
 import shlex
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +45,11 @@ import pandas as pd
 from gbstats.cli import print_interrupted
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
+from models.batching import scoring_totals
 from models.cache import rejected_snapshot, rejected_summary, stored_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
-                            model_record, say, wants_model)
+                            model_record, say, show_gbstats_progress, wants_model)
 
 Step = Callable[["Run", Any], Any]
 
@@ -139,6 +141,12 @@ class Run:
     prior_sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
     # {R term name: its label in words} of the twins in prior_sensitivity (for its table)
     prior_sensitivity_terms: dict[str, str] = field(default_factory=dict)
+    # where the time went (provenance "timings"): seconds per step, and one record per fit
+    # (record_fits / record_twins), twins with their attempts
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    fit_seconds: list[dict] = field(default_factory=list)
+    # texts scored by a model and texts answered by the score cache during the run
+    scored: dict[str, int] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
 
@@ -251,8 +259,7 @@ class Run:
         engines = chosen + (["pymc"] if twin else [])
         if not engines:
             return self.record_fits(name, {})
-        self.say(f"      fitting {name}: {formula} ({', '.join(engines)})"
-                 + (" - the Bayesian twin takes a minute or more" if twin else ""))
+        self.say(f"      fitting {name}: {formula} ({', '.join(engines)})")
         fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
                              draws=getattr(self.args, "draws", 1000) if draws is None else draws,
                              seed=self.seed if seed is None else seed, loo=loo,
@@ -296,9 +303,11 @@ class Run:
     def record_twins(self, name: str, fits: Mapping) -> None:
         """The Bayesian twins among `fits` (the part of `record_fits` for a study that
         collects warnings itself): results.json's "bayes_twins", the report's "Bayesian
-        twins" section, and --prior-sensitivity's refit of each."""
+        twins" section, and --prior-sensitivity's refit of each. The seconds of every fit
+        in `fits`, twin or not, go to the time split (provenance "timings")."""
         from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, twin_record
 
+        self.fit_seconds += [fit_timing(name, label, fit) for label, fit in fits.items()]
         for label, twin in bayes_twins_of(fits).items():
             if "rhat_max" not in twin.fit_stats:
                 continue
@@ -328,6 +337,41 @@ class Run:
         from gbstats.report.provenance import file_checksums
 
         self.data_files.update(file_checksums([p for p in paths if p]))
+
+
+def fit_timing(name: str, label: str, fit) -> dict:
+    """What one fit cost (`Run.fit_seconds`): its wall time (0 when reused from the fit
+    cache), and for a Bayesian twin each attempt's draws, seconds and ESS per second."""
+    stats = fit.fit_stats
+    reused = bool(stats.get("reused_from_cache"))
+    record = {"name": name, "backend": label, "bayes": getattr(fit, "backend", None) == "bambi",
+              "reused": reused, "seconds": 0.0 if reused else stats.get("seconds")}
+    if record["bayes"] and "attempts" in stats:
+        record["stopped_by"] = stats.get("stopped_by")
+        record["attempts"] = [
+            {k: a.get(k) for k in ("n_draws", "n_tune", "seconds", "sampling_seconds",
+                                   "rhat_max", "ess_bulk_min", "ess_tail_min", "divergences",
+                                   "converged")}
+            | {"ess_bulk_per_second": (a["ess_bulk_min"] / a["seconds"]
+                                       if a.get("seconds") else None)}
+            for a in stats["attempts"]]
+    return record
+
+
+def timings_record(run: "Run") -> dict:
+    """results.json's provenance "timings": seconds per step, per fit, and the split a
+    reader (benchmarks/study_times.py) needs: scoring, frequentist fits, twins, the rest."""
+    fits = run.fit_seconds
+    frequentist = sum(f["seconds"] or 0.0 for f in fits if not f["bayes"])
+    twins = sum(f["seconds"] or 0.0 for f in fits if f["bayes"])
+    steps = dict(run.step_seconds)
+    timed = sum(steps.values())
+    scoring = steps.get("score", 0.0)
+    return {"steps": steps, "scoring_s": scoring, "frequentist_fits_s": frequentist,
+            "twins_s": twins, "rest_s": max(0.0, timed - scoring - frequentist - twins),
+            "scored_texts": run.scored.get("computed", 0),
+            "cached_texts": run.scored.get("cache_hits", 0),
+            "forward_batches": run.scored.get("batches", 0), "fits": fits}
 
 
 def report_prior_sensitivity(report, tables: Mapping[str, pd.DataFrame],
@@ -511,10 +555,15 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     check_outside_output(run.out, input_and_cache_places(args))
     check_resampling_flags(run)
     stores_before = fit_cache_snapshot()
+    scored_before = scoring_totals()
+    started = time.perf_counter()
     state = study.load(run, None)
+    run.step_seconds["load"] = time.perf_counter() - started
     cache_counts = rejected_snapshot()
+    started = time.perf_counter()
     with engine_from_args(args):  # the local engine unless the study has --engine ray
         state = study.score(run, state)
+    run.step_seconds["score"] = time.perf_counter() - started
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")
@@ -522,9 +571,13 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     damaged_fits = len(fit_cache.rejected)
     # R fits in a clean process: the same numbers whichever way the scores arrived
     with clean_fits():
+        started = time.perf_counter()
         state = study.fit(run, state)
+        run.step_seconds["fit"] = time.perf_counter() - started
         INTERRUPTS.check()
+        started = time.perf_counter()
         state = study.tables(run, state)
+        run.step_seconds["tables"] = time.perf_counter() - started
     INTERRUPTS.check()
     for note in reused_fits_note(run.fits):
         run.note(note)
@@ -537,6 +590,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         run.note(not_stored)
 
     say("writing the report")
+    started = time.perf_counter()
     # Everything is written into a hidden sibling folder that replaces --out at the end,
     # so a crash mid-write leaves the previous outputs whole (never a mix of two runs).
     with staged_folder(run.out, study.name) as staging:
@@ -551,6 +605,9 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
             table.to_csv(staging / name, sep=sep, index=False)
         data_files = dataset_checksums(list(study.datasets), args.data_dir)
         data_files.update(run.data_files)
+        run.step_seconds["report"] = time.perf_counter() - started  # up to writing it
+        run.scored = {k: v - scored_before[k] for k, v in scoring_totals().items()}
+        run.add_provenance(timings=timings_record(run))
         prov = provenance(study.name, argv=shlex.split(run.command), seed=args.seed,
                           models=run.models, data_files=data_files, extra=run.provenance_extra)
         written = report.write(prov)
@@ -564,6 +621,7 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
     prog = prog or study.prog
     argv = sys.argv[1:] if argv is None else list(argv)
     args = None
+    show_gbstats_progress()  # each Bayesian twin attempt, as a progress line
     try:
         with INTERRUPTS:
             args = study.build_parser(prog).parse_args(argv)

@@ -102,3 +102,25 @@ def smollm():
             pytest.fail(f"{reason}; CI must have it")
         pytest.skip(reason)
     return load_scorer("smollm2-135m")
+
+
+@pytest.fixture
+def progress_records():
+    """The messages logged on "gbstats.progress" during a test (twin attempts, scoring
+    lines). A handler on that logger itself, not caplog's on the root: a study run earlier
+    in the session (studies.common.show_gbstats_progress) stops its records propagating."""
+    import logging
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    logger = logging.getLogger("gbstats.progress")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(level)

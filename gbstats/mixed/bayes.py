@@ -40,7 +40,8 @@ from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameErro
 from gbstats.exclusions import ExclusionLog
 from gbstats.mixed.design import between_factor_terms, with_design_check
 from gbstats.mixed.formula import ParsedFormula, bambi_to_r_name, fixed_effect_names, parse_formula
-from gbstats.mixed.results import COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult
+from gbstats.mixed.results import (COEF_COLUMNS, RANEF_COLUMNS, FitHandle, FitResult,
+                                   records_seconds)
 
 # Families a user can name, and the bambi family each one becomes. lme4's
 # `binomial` on a 0/1 response is bambi's `bernoulli`.
@@ -261,14 +262,18 @@ def bambi_priors(priors: Mapping[str, Any] | None, model) -> dict:
     return out
 
 
-def priors_used(model) -> dict[str, str]:
-    """Every prior of a built model as text, for the record."""
+def priors_used(model, scales: Mapping[str, float] | None = None) -> dict[str, str]:
+    """Every prior of a built model as text, for the record. With `scales`
+    (`predictor_scales`: the model was built on standardized predictors), the
+    prior of a term holding a standardized predictor is given per unit of the
+    original predictor, as the coefficients are reported."""
     parent = model.components[model.family.likelihood.parent]
     out = {}
     if parent.intercept_term is not None:
         out["(Intercept)"] = str(parent.intercept_term.prior)
     for name, term in {**parent.common_terms, **parent.group_specific_terms}.items():
-        out[name] = str(term.prior)
+        factor = term_scale(name, scales or {})
+        out[name] = str(term.prior if factor == 1.0 else widened_prior(term.prior, 1.0 / factor))
     for name, comp in model.components.items():
         if name != model.family.likelihood.parent and hasattr(comp, "prior"):
             out[name] = str(comp.prior)
@@ -327,6 +332,116 @@ def widened_prior(prior, widen: float):
         else:
             args[key] = value
     return bmb.Prior(prior.name, **args)
+
+
+# --------------------------------------------------------------------------
+# Numeric predictors on a common scale while sampling
+# --------------------------------------------------------------------------
+# Why (issue 34): role_nouns' twin, neutral ~ name_gender * attitude_score +
+# (1|participant) + (1|role_noun_set), never converged (R-hat 2.23, bulk ESS 3
+# after 33 minutes). One chain was fine; the other started with the
+# attitude_score coefficient at 0.77 and logp -51,900 against about -3,150 at
+# the posterior, its step size fell to 5e-5 and every draw ran into the
+# maximum tree depth (1,023 gradient evaluations against 15 for the good
+# chain), so it crawled for the whole warm-up and never reached the posterior.
+# The cause is the predictor's scale together with how chains start: nutpie
+# (through PyMC) starts every parameter at its prior's centre plus a U(-1, 1)
+# jitter on the sampler's scale, with a unit mass matrix. attitude_score runs
+# 0-70 (SD 15.8), so its coefficient's posterior SD is 0.005: a jitter of 0.77
+# is 150 posterior SDs away and shifts the linear predictor by up to 54
+# log-odds. Divided by its SD, the predictor's coefficient has a posterior SD
+# of 0.07 and the same jitter moves the linear predictor by a few units at
+# most; the twin then converged at its first attempt (R-hat 1.004, bulk ESS
+# 529 at 1,000 draws; benchmarks/results/bayes_samplers.json, "role_nouns").
+# Dividing a predictor by a constant is an exact reparametrisation: the
+# autoscaled priors scale with it (Normal(0, 2.5/sd(x)), bambi's group SDs
+# likewise), so the posterior, once multiplied back, is the same; R-hat and
+# ESS of a parameter do not change under a linear map. Predictors are not
+# centred here (bambi centres the design columns itself), so every
+# coefficient keeps its meaning.
+
+def predictor_scales(formula: str, prepared, priors: Mapping[str, Any] | None = None
+                     ) -> dict[str, float]:
+    """{numeric predictor: its sample SD} for the predictors sampled standardized.
+
+    Every numeric predictor of the fixed or group-level terms, except those
+    of a term that carries a user-given prior (that prior is in the
+    predictor's own units and is used as given) and all of them when a prior
+    is given for "common" or "group_specific". Factors, the response and
+    grouping factors are never scaled."""
+    parsed = parse_formula(formula)
+    frame = prepared.frame
+    numeric = [v for v in parsed.predictors if v not in prepared.levels and v in frame
+               and pd.api.types.is_numeric_dtype(frame[v])
+               and not pd.api.types.is_bool_dtype(frame[v])]
+    keys = [re.sub(r"[\s()]", "", k) for k in (priors or {})]
+    if {"common", "group_specific"} & set(keys):
+        return {}
+    with_prior = {v for k in keys for v in k.split("|")[0].split(":")}
+    scales = {}
+    for var in numeric:
+        sd = float(np.std(frame[var].to_numpy(dtype=float), ddof=1))
+        if var not in with_prior and np.isfinite(sd) and sd > 0:
+            scales[var] = sd
+    return scales
+
+
+def term_scale(term_name: str, scales: Mapping[str, float]) -> float:
+    """What a term's coefficient is multiplied by when its standardized
+    predictors are used: the product of their SDs ("x:a" -> sd(x); a group
+    term "x|g" -> sd(x); "1|g" -> 1)."""
+    expr = term_name.split("|", 1)[0]
+    return float(np.prod([scales[v] for v in expr.split(":") if v in scales]))
+
+
+def standardized_frame(frame: pd.DataFrame, scales: Mapping[str, float]) -> pd.DataFrame:
+    """The frame with every predictor in `scales` divided by its SD."""
+    return frame.assign(**{var: frame[var] / sd for var, sd in scales.items()})
+
+
+def rescale_posterior(idata, model, scales: Mapping[str, float], to: str = "original") -> None:
+    """Convert, in place, the posterior of a model built on standardized
+    predictors to the original units (`to="original"`: each coefficient, group
+    effect and group SD of a term holding scaled predictors divided by
+    `term_scale`; their log-scale copies shifted) or back (`to="sampled"`).
+    The intercept is unchanged (bambi's centring adds mean(x) * beta, the same
+    in both units), and so is the residual SD."""
+    if to not in ("original", "sampled"):
+        raise ValueError(f"rescale_posterior: to={to!r}, expected 'original' or 'sampled'")
+    if not scales:
+        return
+    sign = -1.0 if to == "original" else 1.0
+    post = idata.posterior
+    parent = model.components[model.family.likelihood.parent]
+    for name in [*parent.common_terms, *parent.group_specific_terms]:
+        factor = term_scale(name, scales)
+        if factor == 1.0:
+            continue
+        for var in (name, f"{name}_sigma"):
+            if var in post:
+                post[var] = post[var] * factor ** sign
+        if f"{name}_sigma_log__" in post:
+            post[f"{name}_sigma_log__"] = post[f"{name}_sigma_log__"] + sign * np.log(factor)
+
+
+def add_log_likelihood(fit: FitResult) -> None:
+    """Put the pointwise log-likelihood into `fit.idata` (for PSIS-LOO), once.
+
+    The likelihood is evaluated by the model that was sampled, so a posterior
+    reported in original units is taken back to the sampled units for it; the
+    values are the same either way (the reparametrisation is exact)."""
+    idata = fit.idata
+    if "log_likelihood" in idata.groups():
+        return
+    model = fit.handle.native
+    scales = (fit.handle.extra or {}).get("predictor_scales") or {}
+    if not scales:
+        model.compute_log_likelihood(idata)
+        return
+    sampled = idata.copy()
+    rescale_posterior(sampled, model, scales, to="sampled")
+    model.compute_log_likelihood(sampled)
+    idata.add_groups({"log_likelihood": sampled.log_likelihood})
 
 
 # --------------------------------------------------------------------------
@@ -531,14 +646,14 @@ def convergence_note(diag: Mapping[str, Any]) -> str:
             f"{ESS_BULK_MIN}, no divergences): do not read these estimates as reliable")
 
 
-def loo_stats(idata, model) -> tuple[dict[str, float], list[str]]:
+def loo_stats(fit: FitResult) -> tuple[dict[str, float], list[str]]:
     """PSIS-LOO via ArviZ; Pareto-k warnings are returned, not swallowed."""
     import arviz as az
 
-    model.compute_log_likelihood(idata)
+    add_log_likelihood(fit)
     with py_warnings.catch_warnings(record=True) as caught:
         py_warnings.simplefilter("always")
-        loo = az.loo(idata)
+        loo = az.loo(fit.idata)
     notes = [f"LOO: {w.message}" for w in caught if issubclass(w.category, UserWarning)]
     stats = {"elpd_loo": float(loo.elpd_loo), "elpd_loo_se": float(loo.se),
              "p_loo": float(loo.p_loo), "looic": float(-2 * loo.elpd_loo)}
@@ -580,11 +695,15 @@ def sample_kwargs(sampler: str, chains: int, target_accept: float | None,
     if mass_matrix not in MASS_MATRICES:
         raise UnknownNameError("mass matrix", mass_matrix, list(MASS_MATRICES))
     kwargs: dict[str, Any] = {"inference_method": sampler}
+    # chains run in parallel, one per core (at most): processes for PyMC's NUTS, threads
+    # for nutpie (its own default too, said here so that it does not depend on one)
+    cores = max(1, min(chains, os.cpu_count() or 1))
     if sampler == "pymc":
-        # one process per chain, at most one per core
-        kwargs["cores"] = max(1, min(chains, os.cpu_count() or 1))
-    elif mass_matrix == "low_rank":
-        kwargs["nuts_sampler_kwargs"] = {"low_rank_modified_mass_matrix": True}
+        kwargs["cores"] = cores
+    else:
+        kwargs["nuts_sampler_kwargs"] = {"cores": cores}
+        if mass_matrix == "low_rank":
+            kwargs["nuts_sampler_kwargs"]["low_rank_modified_mass_matrix"] = True
     if target_accept is not None:
         kwargs["target_accept"] = target_accept
     return kwargs
@@ -612,13 +731,14 @@ def build_model(formula: str, frame: pd.DataFrame, family: str, noncentered: boo
         raise GbstatsError(f"bambi cannot build a model of {formula!r} from these data: {exc}") from exc
 
 
+@records_seconds
 def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
               priors: Mapping[str, Any] | None = None, *,
               draws: int = 2000, tune: int = 1000, chains: int = 2, seed: int | None = 1,
               sampler: str = DEFAULT_SAMPLER, target_accept: float | None = None,
               noncentered: bool = True, loo: bool = True, progressbar: bool = False,
               contrasts: Mapping | None = None, prior_widen: float = 1.0,
-              mass_matrix: str = DEFAULT_MASS_MATRIX) -> FitResult:
+              mass_matrix: str = DEFAULT_MASS_MATRIX, standardize: bool = True) -> FitResult:
     """Fit a Bayesian (generalized) linear mixed model with bambi/PyMC.
 
     formula   lme4 syntax as `gbstats.mixed.formula` reads it for every backend, e.g.
@@ -661,6 +781,14 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     mass_matrix  nutpie's mass-matrix adaptation: "low_rank" (default,
               MASS_MATRICES says why) or "diag"; PyMC's NUTS always adapts a
               diagonal one.
+    standardize  sample with every numeric predictor divided by its SD
+              (`predictor_scales` lists which; a predictor whose term has a
+              prior in `priors` keeps its units), then report everything per
+              unit of the original predictor. An exact reparametrisation that
+              keeps chains from starting hundreds of posterior SDs away from
+              the posterior (the section "Numeric predictors on a common scale"
+              says why); fit_stats["predictor_scales"] records the SDs.
+              False samples on the predictors' own scales.
     contrasts factor codings as in `fit_lmm`: {"close": "sum"} (R's
               contr.sum, terms close1, ...), "treatment" or a matrix; recorded
               in fit_stats["contrasts"]. A non-treatment factor is given to
@@ -703,6 +831,8 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     frame, parsed, notes, prepared = _prepare(formula, data, bambi_family, log, contrasts)
     design = between_factor_terms(formula, data)
 
+    scales = predictor_scales(formula, prepared, priors) if standardize else {}
+    frame = standardized_frame(frame, scales)
     model = build_model(parsed.text, frame, bambi_family, noncentered)
     model.set_priors(priors=default_priors(model, frame, parsed.response, bambi_family,
                                            prior_widen) or None)
@@ -717,6 +847,7 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
     idata = model.fit(draws=draws, tune=tune, chains=chains, random_seed=seed,
                       progressbar=progressbar, **run_kwargs)
     require_whole_posterior(idata, draws, chains)
+    rescale_posterior(idata, model, scales, to="original")
 
     result_warnings = notes + independent_effects_note(parsed)
     diag = diagnostics(idata, model)
@@ -725,23 +856,28 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
         "nobs": len(frame), "n_dropped_na": sum(e.n for e in log.entries), "n_draws": draws, "n_tune": tune,
         "n_chains": chains, "seed": seed, "sampler": sampler, "noncentered": noncentered, **diag,
         "target_accept": target_accept if target_accept is not None else 0.8,
+        # the sampler's own time (warm-up and draws), without building and compiling
+        "sampling_seconds": (float(idata.posterior.attrs["sampling_time"])
+                             if "sampling_time" in idata.posterior.attrs else None),
         "mass_matrix": mass_matrix if sampler == "nutpie" else "diag",
-        "priors": priors_used(model), "prior_source": PRIOR_SOURCE, "prior_widen": prior_widen,
+        "priors": priors_used(model, scales), "prior_source": PRIOR_SOURCE, "prior_widen": prior_widen,
+        "predictor_scales": dict(scales),
         "priors_given": sorted(priors) if priors else [], "exclusions": log.to_records(),
         "contrasts": {v: c.to_record() for v, c in prepared.codings.items()},
         "ci_method": "posterior mean and SD; 95% equal-tailed posterior intervals",
     }
+    handle = FitHandle("bambi", model, parse_formula(formula), prepared, dict(prepared.codings),
+                       extra={"name_map": name_map, "bambi_parsed": parsed,
+                              "predictor_scales": dict(scales)})
+    fit = FitResult(formula=formula, backend="bambi", family=family_key,
+                    coefs=coef_table(idata, model, name_map),
+                    ranef_var=ranef_table(idata, model, bambi_family),
+                    fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle)
     if loo:
-        loo_values, loo_notes = loo_stats(idata, model)
+        loo_values, loo_notes = loo_stats(fit)
         stats.update(loo_values)
         result_warnings += loo_notes
-    coefs = coef_table(idata, model, name_map)
-    handle = FitHandle("bambi", model, parse_formula(formula), prepared, dict(prepared.codings),
-                       extra={"name_map": name_map, "bambi_parsed": parsed})
-    return with_design_check(
-        FitResult(formula=formula, backend="bambi", family=family_key,
-                  coefs=coefs, ranef_var=ranef_table(idata, model, bambi_family),
-                  fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle), design)
+    return with_design_check(fit, design)
 
 
 def fixed_effect_draws(fit: FitResult) -> np.ndarray:

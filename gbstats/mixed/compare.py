@@ -209,9 +209,10 @@ def loo_of(fit: FitResult):
     bambi adds it to the fit's InferenceData, so a second call is free)."""
     import arviz as az
 
+    from gbstats.mixed.bayes import add_log_likelihood
+
     idata = fit.idata
-    if "log_likelihood" not in idata.groups():
-        fit.handle.native.compute_log_likelihood(idata)
+    add_log_likelihood(fit)  # in the units the model was sampled in (fit_bayes standardize)
     with py_warnings.catch_warnings(record=True) as caught:
         py_warnings.simplefilter("always")
         loo = az.loo(idata, pointwise=True)

@@ -13,6 +13,9 @@ warning names an engine the same way:
 """
 from __future__ import annotations
 
+import logging
+import math
+import time
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -52,19 +55,37 @@ def fit_frequentist(formula: str, data: pd.DataFrame, backend: str, *,
 
 # How far `fit_bayes_twin` goes to reach the convergence figures (R-hat <= 1.01,
 # bulk and tail ESS >= 400 on every reported parameter, no divergence): each
-# retry doubles draws and tuning steps, and after divergences also raises
-# NUTS's target acceptance (smaller steps), up to MAX_DRAWS_FACTOR x the draws
-# asked for. A twin still short of the figures then is returned with
-# fit_stats["converged"] False, which `twin_notes` prints as NOT CONVERGED.
+# retry doubles draws and tuning steps, starts its chains afresh from the next
+# seed (a chain that started badly is not replayed), and after divergences also
+# raises NUTS's target acceptance (smaller steps). Two budgets stop it: the
+# draws (up to MAX_DRAWS_FACTOR x the draws asked for) and the time
+# (TWIN_TIME_BUDGET_S seconds for all attempts: a retry is not started when it
+# would overrun them, `next_attempt_seconds`). The time budget is a backstop
+# for a posterior that will not converge, not a target: an attempt on the
+# largest twins took 1-3 minutes on a quiet 2-core machine and up to 12 on the
+# shared, loaded one (cognitive_bias' QA GLMMs), so 20 minutes leaves room for
+# the refits the draws budget allows there, and a twin that cannot converge
+# stops within 20 minutes instead of running for 33. A twin still short of
+# the figures then is returned with fit_stats["converged"] False, which
+# `twin_notes` prints as NOT CONVERGED, with what stopped it
+# (fit_stats["stopped_by"]).
 MAX_DRAWS_FACTOR = 4
+TWIN_TIME_BUDGET_S = 1200.0
 RETRY_TARGET_ACCEPT = (0.9, 0.95, 0.99)
+SEED_LIMIT = 2**32  # numpy and PyMC take seeds 0 .. 2**32 - 1
+
+# Progress of long fits (each twin attempt), as log records: a study's runner shows
+# them on stderr (studies.common.show_gbstats_progress); in a notebook,
+# logging.basicConfig(level=logging.INFO) does.
+PROGRESS = logging.getLogger("gbstats.progress")
 
 
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
                    draws: int = 1000, tune: int | None = None, seed: int | None = None,
                    loo: bool = True, contrasts: Mapping | None = None,
                    priors: Mapping | None = None, prior_widen: float = 1.0,
-                   max_draws: int | None = None, target_accept: float | None = None):
+                   max_draws: int | None = None, target_accept: float | None = None,
+                   max_seconds: float | None = None):
     """The Bayesian (bambi/PyMC) twin of a frequentist fit: the same formula and family.
 
     `tune` defaults to `draws`, so that a quick run (small `draws`) stays quick.
@@ -74,10 +95,16 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
 
     Converging is part of the fit: while the reported parameters miss the
     figures (`gbstats.mixed.bayes.diagnostics`), the model is refitted with
-    twice the draws and tuning steps (and, after divergences, a higher
-    target acceptance), up to `max_draws` per chain (default MAX_DRAWS_FACTOR
-    x `draws`). Every attempt's figures are kept in fit_stats["attempts"];
-    the result is the last attempt, converged or not (fit_stats["converged"]).
+    twice the draws and tuning steps, from the next seed (seed + 1, ...), and,
+    after divergences, a higher target acceptance. Two budgets stop the
+    refits: `max_draws` per chain (default MAX_DRAWS_FACTOR x `draws`) and
+    `max_seconds` for all attempts together (default TWIN_TIME_BUDGET_S; a
+    refit is not started when its predicted time, `next_attempt_seconds`,
+    would overrun it). Every attempt's figures, seed and seconds are kept in
+    fit_stats["attempts"], what ended the loop in fit_stats["stopped_by"]
+    ("converged", "draws budget" or "time budget"); the result is the last
+    attempt, converged or not (fit_stats["converged"]). Each attempt is
+    announced on the "gbstats.progress" logger.
     """
     from gbstats.mixed.bayes import fit_bayes
 
@@ -85,29 +112,89 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
     limit = MAX_DRAWS_FACTOR * draws if max_draws is None else max_draws
+    budget = TWIN_TIME_BUDGET_S if max_seconds is None else float(max_seconds)
+    if not budget > 0:
+        raise GbstatsError(f"the twin's time budget must be a positive number of seconds, "
+                           f"found {max_seconds!r}")
+    most = 1 + max(0, int(math.floor(math.log2(limit / draws)))) if limit >= draws else 1
     tune = draws if tune is None else tune
     attempts = []
+    started = time.perf_counter()
     while True:
+        number = len(attempts) + 1
+        attempt_seed = None if seed is None else (seed + number - 1) % SEED_LIMIT
+        PROGRESS.info(twin_attempt_start(number, most, draws, tune, attempts))
+        began = time.perf_counter()
         fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
-                        seed=seed, loo=loo, contrasts=contrasts, priors=priors,
+                        seed=attempt_seed, loo=loo, contrasts=contrasts, priors=priors,
                         prior_widen=prior_widen, target_accept=target_accept)
+        seconds = time.perf_counter() - began
         stats = fit.fit_stats
-        attempts.append({k: stats[k] for k in ("n_draws", "n_tune", "target_accept", "rhat_max",
-                                               "ess_bulk_min", "ess_tail_min", "divergences",
-                                               "converged")})
-        if stats["converged"] or 2 * draws > limit:
+        attempts.append({**{k: stats[k] for k in ("n_draws", "n_tune", "target_accept",
+                                                  "rhat_max", "ess_bulk_min", "ess_tail_min",
+                                                  "divergences", "converged")},
+                         "seed": attempt_seed, "seconds": round(seconds, 2),
+                         "sampling_seconds": stats.get("sampling_seconds")})
+        elapsed = time.perf_counter() - started
+        if stats["converged"]:
+            stopped = "converged"
+        elif 2 * draws > limit:
+            stopped = "draws budget"
+        elif elapsed + next_attempt_seconds(seconds, stats.get("sampling_seconds")) > budget:
+            stopped = "time budget"
+        else:
+            stopped = None
+        PROGRESS.info(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
+        if stopped is not None:
             break
         draws, tune = 2 * draws, 2 * tune
         if stats["divergences"]:
             target_accept = next((t for t in RETRY_TARGET_ACCEPT if t > stats["target_accept"]),
                                  stats["target_accept"])
-    fit.fit_stats["attempts"] = attempts
+    fit.fit_stats.update(attempts=attempts, stopped_by=stopped, time_budget_s=budget,
+                         max_draws=limit, seconds=round(time.perf_counter() - started, 2))
     if len(attempts) > 1:
         fit.warnings.append(
-            f"refitted {len(attempts) - 1} time(s) to reach the convergence figures; the "
-            f"reported fit used {draws} draws x {stats['n_chains']} chains after {tune} tuning "
-            f"steps (target_accept {stats['target_accept']})")
+            f"refitted {len(attempts) - 1} time(s), each from a fresh seed, to reach the "
+            f"convergence figures; the reported fit used {draws} draws x {stats['n_chains']} "
+            f"chains after {tune} tuning steps (target_accept {stats['target_accept']}, seed "
+            f"{attempts[-1]['seed']})")
     return fit
+
+
+def next_attempt_seconds(seconds: float, sampling_seconds: float | None) -> float:
+    """The predicted time of a refit with twice the draws and tuning steps: the sampling
+    doubles, building and compiling the model do not (twice the whole attempt when the
+    sampler did not say how long it sampled)."""
+    if sampling_seconds is None or not 0 <= sampling_seconds <= seconds:
+        return 2 * seconds
+    return seconds + sampling_seconds
+
+
+def twin_attempt_start(number: int, most: int, draws: int, tune: int, earlier: list) -> str:
+    """The progress line before a twin attempt: "twin attempt 2/3: refit at 2,000 draws ..."."""
+    what = "sampling" if number == 1 else "refit at"
+    line = f"twin attempt {number}/{most}: {what} {draws:,} draws per chain after {tune:,} tuning steps"
+    if earlier:
+        last = earlier[-1]
+        line += (f" (attempt {number - 1}: R-hat {last['rhat_max']:.3f}, bulk ESS "
+                 f"{last['ess_bulk_min']:.0f}, tail ESS {last['ess_tail_min']:.0f}, "
+                 f"{last['divergences']} divergences)")
+    return line
+
+
+def twin_attempt_end(number: int, most: int, attempt: dict, stopped: str | None,
+                     elapsed: float, budget: float) -> str:
+    """The progress line after a twin attempt: its figures, and what comes next."""
+    figures = (f"R-hat {attempt['rhat_max']:.3f}, bulk ESS {attempt['ess_bulk_min']:.0f}, tail "
+               f"ESS {attempt['ess_tail_min']:.0f}, {attempt['divergences']} divergences")
+    outcome = {"converged": "converged",
+               "draws budget": "NOT CONVERGED, and the draws budget is spent",
+               "time budget": (f"NOT CONVERGED, and a refit would overrun the time budget "
+                               f"({elapsed:.0f} of {budget:.0f} s used)"),
+               None: "not converged yet: refitting"}[stopped]
+    return (f"twin attempt {number}/{most} took {attempt['seconds']:.0f} s: {figures}; "
+            f"{outcome}")
 
 
 def twin_record(fit) -> dict:
@@ -116,7 +203,8 @@ def twin_record(fit) -> dict:
     stats = fit.fit_stats
     keys = ("rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "converged", "n_draws",
             "n_tune", "n_chains", "sampler", "mass_matrix", "target_accept", "seed", "priors",
-            "prior_source", "prior_widen", "priors_given", "attempts", "reused_from_cache")
+            "prior_source", "prior_widen", "priors_given", "predictor_scales", "attempts",
+            "stopped_by", "max_draws", "time_budget_s", "seconds", "reused_from_cache")
     return {"formula": fit.formula, "family": fit.family,
             **{k: stats[k] for k in keys if k in stats}}
 
@@ -144,8 +232,13 @@ def twin_notes(fits: Mapping) -> list[str]:
         if "rhat_max" not in stats:
             continue
         priors = "; ".join(f"{term} ~ {prior}" for term, prior in stats.get("priors", {}).items())
+        stopped = ""
+        if not stats.get("converged") and stats.get("stopped_by") in ("draws budget", "time budget"):
+            stopped = (f"; refitting stopped at the {stats['stopped_by']} ("
+                       + (f"{stats['max_draws']} draws per chain" if stats["stopped_by"] == "draws budget"
+                          else f"{stats['time_budget_s']:.0f} s") + ")")
         notes += [f"Bayesian twin [{label}]: {convergence_note(stats)}; "
-                  f"{stats['n_chains']} chains x {stats['n_draws']} draws.",
+                  f"{stats['n_chains']} chains x {stats['n_draws']} draws{stopped}.",
                   f"Priors [{label}]: {priors}."]
     return notes
 
@@ -190,11 +283,12 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
                   optimizer: str | None = None, contrasts: Mapping | None = None,
                   use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
-                  prior_widen: float = 1.0) -> dict:
+                  prior_widen: float = 1.0, twin_seconds: float | None = None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
-    go to the twin (`fit_bayes_twin`). The order of the dict is the
+    go to the twin (`fit_bayes_twin`), and so does `twin_seconds`, its time
+    budget (`max_seconds`). The order of the dict is the
     order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
@@ -210,7 +304,8 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
         fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
                                          draws=draws, tune=tune, seed=seed, loo=loo,
                                          contrasts=contrasts, priors=priors,
-                                         prior_widen=prior_widen, **cache)
+                                         prior_widen=prior_widen, max_seconds=twin_seconds,
+                                         **cache)
     return fits
 
 

@@ -43,7 +43,7 @@ from gbstats.errors import DataValidationError, GbstatsError
 from gbstats.exclusions import ExclusionLog
 from gbstats.mixed.formula import (ParsedFormula, as_factor_strings, factor_levels, is_factor,
                              parse_formula)
-from gbstats.mixed.results import FitResult
+from gbstats.mixed.results import FitResult, records_seconds
 
 BACKENDS = ("auto", "lme4", "statsmodels")
 FAMILIES = ("gaussian", "binomial")
@@ -71,6 +71,7 @@ class PreparedData:
     codings: dict = field(default_factory=dict)
 
 
+@records_seconds
 def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
             optimizer: str | None = None, contrasts: dict | None = None) -> FitResult:
     """Fit a linear mixed model written in lme4 syntax, e.g.
@@ -100,6 +101,7 @@ def fit_lmm(formula: str, data: pd.DataFrame, backend: str = "auto", *,
     return _fit(formula, data, "gaussian", backend, optimizer, contrasts)
 
 
+@records_seconds
 def fit_glmm(formula: str, data: pd.DataFrame, family: str = "binomial",
              backend: str = "auto", *, optimizer: str | None = None,
              contrasts: dict | None = None, penalised: bool = False) -> FitResult:

