@@ -146,7 +146,7 @@ class _Server:
         return self.process.poll() is None
 
     def call(self, func: Callable, args: tuple, kwargs: dict):
-        from gbstats.mixed.r_server import encode, read_message, write_bytes
+        from gbstats.mixed.r_messages import encode, read_message, write_bytes
 
         message = encode((func, args, kwargs))  # before the server forks: a request that
         os.write(self.go, b"g")                 # cannot be pickled never leaves a child waiting

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import pickle
-import struct
 import sys
+
+from gbstats.mixed.r_messages import encode, read_message, write_bytes, write_message
 
 
 def start_r() -> None:
@@ -54,43 +55,6 @@ def warm_up() -> None:
             fit()
         except GbstatsError:  # e.g. blme not installed: the real fit will say so
             pass
-
-
-def read_message(fd: int):
-    header = _read_exactly(fd, 8)
-    if header is None:
-        return None
-    (size,) = struct.unpack("<Q", header)
-    body = _read_exactly(fd, size)
-    return None if body is None else pickle.loads(body)
-
-
-def encode(value) -> bytes:
-    """A length-prefixed pickle (read back by `read_message`)."""
-    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return struct.pack("<Q", len(body)) + body
-
-
-def write_bytes(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def write_message(fd: int, value) -> None:
-    write_bytes(fd, encode(value))
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def run_child(request_fd: int, answer_fd: int) -> None:

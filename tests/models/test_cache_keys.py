@@ -250,9 +250,10 @@ def test_a_nan_score_is_refused_naming_the_model_and_text_and_nothing_is_cached(
 
 def test_a_cached_nan_is_a_miss_recomputed_and_counted(tmp_path, tiny_gpt2_dir):
     """A cache written by an older gbstats may hold NaN: it is scored again, never served."""
-    from models.cache import ScoreCache, cache_key, rejected_summary
+    from models.cache import ScoreCache, cache_key, rejected_snapshot, rejected_summary
     from models.loading import load_scorer
 
+    before = rejected_snapshot()  # the counts are per process: earlier tests add to them
     cache = tmp_path / "cache"
     clean, _ = _score(tiny_gpt2_dir, cache)
     lm = load_scorer(str(tiny_gpt2_dir))
@@ -263,7 +264,7 @@ def test_a_cached_nan_is_a_miss_recomputed_and_counted(tmp_path, tiny_gpt2_dir):
     again, run = _score(tiny_gpt2_dir, cache)
     assert run["cache_nonfinite"] == 1 and run["computed"] == 1
     assert again["logprob"].tolist() == clean["logprob"].tolist()
-    assert "1 held NaN or inf" in rejected_summary()
+    assert "1 held NaN or inf" in rejected_summary(since=before)
 
 
 # --- text joins ---------------------------------------------------------------------------
