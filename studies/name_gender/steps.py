@@ -10,6 +10,7 @@ from studies.name_gender import alignment as A
 from studies.name_gender import comparison as C
 from studies.name_gender import human as H
 from studies.name_gender import model_side as M
+from studies.name_gender import presentation as P
 from studies.name_gender.stimuli import DEFAULT_VARIANT, exp3_prompt_variants, pronoun_prompts
 
 PRODUCTION = (1, 3)
@@ -459,6 +460,57 @@ def labels(columns) -> dict:
     return {c: LABELS.get(c, c) for c in [*columns, *stems]}
 
 
+HUMAN_NOTES = ["Outcomes: she (Exp 1, 3) or female (Exp 2, 4) against every other response; "
+               "log-odds",
+               "Gender rating: the first name's gender rating, centred on its mean over the "
+               "experiment's trials",
+               "Design check: in the rating models the first name's rating varies only between "
+               "first names, which have no random intercept (names as shown are nested in "
+               "them); table like_for_like_models adds one"]
+
+
+def human_model_tables(report, out, state) -> None:
+    """The authors' glmer fits as model tables (Exp 1-2, Exp 3-4), their settings, and the
+    like-for-like refits; results.json keeps human_models, human_fit_settings and
+    like_for_like_models as computed."""
+    options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
+    for name, experiments, caption in P.HUMAN_TABLES:
+        specs = P.specs_of(experiments)
+        columns = P.model_columns(state["human"], specs)
+        if columns:
+            report.model_table(name, columns, caption, data=False,
+                               notes=HUMAN_NOTES + P.model_notes(specs),
+                               terms=P.term_words(columns), **options)
+    report.record("human_models", out["human_models"],
+                  "Every fixed effect and random-intercept variance of the authors' models at "
+                  "full precision")
+    settings = out["human_fit_settings"]
+    report.table("human_fit_settings", P.fit_settings_view(settings),
+                 "Sample, trials and coding of each glmer fit", record=settings,
+                 groups="heading", labels=P.LABELS, settings=["optimizer", "nAGQ"],
+                 kinds={"nobs": "count", "n_participants": "count", "n_items": "count"},
+                 notes=["Names shown: the name as the story gave it (the random intercept "
+                        "Item); formulas, log-likelihoods and AICs are in the model tables",
+                        "Authors' fixed coding: last vs first/full (0.33, 0.33, -0.66) and "
+                        "first vs full (-0.5, 0.5, 0) for (first, full, last). Centred "
+                        "Helmert: Fraundorf's, reference levels last then first, weighted by "
+                        "the trials per condition"])
+    like = P.model_columns(state["like"], H.LIKE_FOR_LIKE_MODELS)
+    if like:
+        report.model_table(
+            "like_for_like_models", like,
+            "People, like for like: the authors' models on the he/she responses, with a "
+            "first-name random intercept (gbstats' refits)", data=out["like_for_like_models"],
+            terms=P.term_words(like), **options,
+            notes=["Not in the paper. Log-odds of she among he and she responses",
+                   "Gender rating: the first name's gender rating, centred as the authors'"]
+            + P.model_notes(H.LIKE_FOR_LIKE_MODELS)
+            + ["First or lone last names: NameUnit, the first name, or the last name where "
+               "only it was shown",
+               "Codings and rating centring as the authors'; optimizer bobyqa (glmer's "
+               "default stopped short of convergence on Exp 1)."])
+
+
 def report(run, report, out):
     from studies.name_gender.plots import people_vs_model_figure, rating_figure
 
@@ -489,42 +541,7 @@ def report(run, report, out):
         "ellipsis. Table `prompt_sensitivity` shows how much that changes its P(she)."
         + run.notes_markdown()))
     if "human_models" in out:
-        report.table("human_models", out["human_models"],
-                     "The authors' main glmer models refitted: fixed effects and random-intercept "
-                     "variances (log-odds)",
-                     columns=["experiment", "model", "backend", "kind", "term", "estimate",
-                              "std_error", "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
-                     digits=5, column_labels=labels(["experiment", "model", "backend", "kind",
-                                                     "term", "estimate", "std_error", "ci_low",
-                                                     "ci_high", "p_value"]),
-                     notes=["Outcomes: She (Exp 1, 3) or Female (Exp 2, 4) against every other "
-                            "response; random intercepts for participants and names as shown.",
-                            "Design check: in the rating models the first name's rating varies "
-                            "only between first names, which have no random intercept (names as "
-                            "shown are nested in them); table like_for_like_models adds one."])
-        cols = ["experiment", "model", "rows", "coding", "nobs", "n_participants", "n_items",
-                "loglik", "aic", "optimizer", "nAGQ"]
-        report.table("human_fit_settings", out["human_fit_settings"],
-                     "Sample, fit statistics and settings of each glmer fit", columns=cols,
-                     column_labels={**labels(cols), "rows": "Rows", "coding": "Condition coding",
-                                    "nobs": "Trials", "n_participants": "Participants",
-                                    "n_items": "Names", "loglik": "log-likelihood",
-                                    "aic": "AIC", "optimizer": "Optimizer"})
-        report.table("like_for_like_models", out["like_for_like_models"],
-                     "People, like for like: the authors' models on the he/she responses, with "
-                     "a first-name random intercept (gbstats' refits)",
-                     columns=["experiment", "model", "kind", "term", "estimate", "std_error",
-                              "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
-                     column_labels=labels(["experiment", "model", "kind", "term", "estimate",
-                                           "std_error", "ci_low", "ci_high", "p_value"]),
-                     notes=["Not in the paper. m_cond_noOther: She ~ Condition + (1 | Participant) "
-                            "+ (1 | Item) + (1 | NameUnit), NameUnit the first name, or the last "
-                            "name where only it was shown.",
-                            "m_nameGender_noOther (Exp 1, first and full names) and "
-                            "m_noOther_firstName (Exp 3): the authors' formula + (1 | FirstName).",
-                            "Rows: he and she responses only; codings and rating centring as the "
-                            "authors'; lme4 glmer, Laplace, Wald z, optimizer bobyqa (glmer's "
-                            "default stopped short of convergence on Exp 1)."])
+        human_model_tables(report, out, state)
     if "response_shares" in out:
         report.section("People and the model, like for like",
                        "\n".join(condition_sentences(out) + rating_sentences(out)
