@@ -224,31 +224,31 @@ CONDITION_WORDS = {"first": "first name", "full": "full name", "last": "last nam
                    "all": "all conditions"}
 VIEW_LABELS = {"option_set": "Options", "options": "Options", "people_n": "Responses",
                "people_share": "People: P(she)", "people_ci": "95% CI",
-               "people_coverage": "People: share", "model_share": "Model: P(she)",
-               "model_coverage": "Model: mass", "n_prompts": "Prompts",
+               "people_coverage": "Coverage", "model_share": "Model: P(she)",
+               "model_coverage": "Mass", "n_prompts": "Prompts",
                "source": "Estimate of", "conditional": "Conditional", "conditional_ci": "95% CI",
                "averaged": "Population-averaged", "averaged_ci": "95% CI",
                "condition": "Condition", "experiment": "Experiment", "group": "Group",
                "r_profiles": "r of profiles", "reliability_a": "Reliability, men",
-               "reliability_b": "Reliability, non-male", "r_profiles_corrected": "Corrected r",
+               "reliability_b": "Reliability, non-male", "r_profiles_corrected": "Corrected r", "r_profiles_corrected_ci": "95% CI",
                "max_alignment_difference": "Largest difference",
                "max_alignment_difference_upper": "Same, at 95% low", "n_items": "Items",
-               "estimate": "Difference", "p_equivalence_holm": "p equivalence (Holm)",
+               "estimate": "Difference", "test": "Test", "p_equivalence_holm": "p equivalence (Holm)",
                "verdict": "Conclusion", "family_size": "Tests in family",
                "equivalence_bound": "Equivalence bound", "reliability": "Reliability",
                "noise_ceiling": "Noise ceiling", "r_corrected": "Corrected r",
-               "n_participants": "People", "below_calibrated_design": "Below the calibrated design",
+               "n_participants": "People", "below_calibrated_design": "Below calibrated design",
                "spearman_rho": "Spearman ρ", "layout": "Prompt layout",
                "share_two_way": "P(she | he, she)", "share_three_way": "P(she | he, she, they)",
                "mass_he_she_they": "Mass of he, she, they", "mean_abs_change": "Mean change",
                "max_abs_change": "Largest change", "r_with_default": "r with default",
-               "people_n_in_set": "People: he, she, they",
+               "people_n_in_set": "Responses",
                "people_they": "People: P(they)", "people_they_ci": "95% CI",
-               "model_they": "Model: P(they)", "model_raw_they": "Model: next-word P(they)",
+               "model_they": "Model: P(they)", "model_raw_they": "Model: P(they), raw",
                "mass_mean": "Mean mass", "mass_min": "Smallest", "mass_max": "Largest",
                "fit": "Fit", "max_rhat": "Largest R-hat", "min_ess_bulk": "Smallest bulk ESS",
                "n_draws": "Draws", "n_chains": "Chains", "sampler": "Sampler"}
-GROUP_WORDS = {"men": "men", "non-male": "non-male"}
+GROUP_WORDS = {"men": "Men", "non-male participants": "Non-male"}
 
 
 def cell_heading(experiment, condition) -> str:
@@ -298,8 +298,9 @@ def effects_view(effects: pd.DataFrame) -> pd.DataFrame:
 def profile_view(profile: pd.DataFrame) -> pd.DataFrame:
     out = profile.rename(columns={"ci_low": "r_profiles_corrected_ci_low",
                                   "ci_high": "r_profiles_corrected_ci_high"})
-    return out.assign(experiment=[EXPERIMENTS[int(e)] for e in out["experiment"]])[
-        ["experiment", "n_items", "reliability_a", "reliability_b", "r_profiles",
+    return out.assign(experiment=[f"{EXPERIMENTS[int(e)]} ({int(n)} items)" for e, n in
+                                  zip(out["experiment"], out["n_items"])])[
+        ["experiment", "reliability_a", "reliability_b", "r_profiles",
          "r_profiles_corrected", "r_profiles_corrected_ci_low", "r_profiles_corrected_ci_high",
          "max_alignment_difference", "max_alignment_difference_upper"]]
 
@@ -320,11 +321,30 @@ def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
     view = view.sort_values(["_order", "experiment"], kind="stable")
     return view.assign(
         heading=view["family"].map(lambda f: FAMILY_WORDS.get(f, f)),
-        experiment=[EXPERIMENTS[int(e)] for e in view["experiment"]],
-        condition=view["condition"].map(lambda c: CONDITION_WORDS.get(c, c)),
-        verdict=[str(v).replace("+/-", "±") for v in view["verdict"]])[
-        ["heading", "experiment", "condition", "estimate", "ci_low", "ci_high", "p_value",
-         "p_holm", "p_equivalence_holm", "verdict", "equivalence_bound"]]
+        test=[EXPERIMENTS[int(e)] if c == "all" else cell_heading(e, c)
+              for e, c in zip(view["experiment"], view["condition"])],
+        verdict=[short_verdict(v) for v in view["verdict"]])[
+        ["heading", "test", "estimate", "ci_low", "ci_high", "p_value",
+         "p_holm", "p_equivalence_holm", "verdict"]]
+
+
+# the conclusions of gbstats.alignment.group_comparison.verdict (and the study's own for a
+# fit that did not converge) in a word or two; VERDICT_NOTE says what each means
+SHORT_VERDICTS = (("difference", "Difference"), ("equivalent", "Equivalent"),
+                  ("no evidence either way", "Neither shown"),
+                  ("no evidence of a difference", "No difference shown"),
+                  ("not interpretable", "Not converged"))
+VERDICT_NOTE = ("Conclusion: Difference, Holm p < .05; Equivalent, within the equivalence "
+                "bound by TOST (Holm p < .05); Neither shown, neither test rejects at this "
+                "sensitivity; No difference shown, Holm p >= .05 where there is no equivalence "
+                "bound; Not converged, lme4 did not converge, so the row is not evidence")
+
+
+def short_verdict(verdict: str) -> str:
+    for start, words in SHORT_VERDICTS:
+        if str(verdict).startswith(start):
+            return words
+    return str(verdict)
 
 
 def reliability_view(reliability: pd.DataFrame) -> pd.DataFrame:
@@ -333,7 +353,8 @@ def reliability_view(reliability: pd.DataFrame) -> pd.DataFrame:
                  zip(reliability["experiment"], reliability["condition"],
                      reliability["n_items"])])[
         ["heading", "group", "n_participants", "reliability", "noise_ceiling", "r",
-         "r_corrected", "ci_low", "ci_high", "below_calibrated_design"]]
+         "r_corrected", "ci_low", "ci_high", "below_calibrated_design"]].assign(
+        group=lambda t: t["group"].map(lambda g: GROUP_WORDS.get(g, g)))
 
 
 def item_correlations_view(table: pd.DataFrame) -> pd.DataFrame:
@@ -347,7 +368,8 @@ def group_correlations_view(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(
         heading=[f"{cell_heading(e, c)} ({int(n)} items)" for e, c, n in
                  zip(table["experiment"], table["condition"], table["n_items"])])[
-        ["heading", "group", "n_participants", "r", "ci_low", "ci_high", "p_value"]]
+        ["heading", "group", "n_participants", "r", "ci_low", "ci_high", "p_value"]].assign(
+        group=lambda t: t["group"].map(lambda g: GROUP_WORDS.get(g, g)))
 
 
 def they_view(table: pd.DataFrame) -> pd.DataFrame:

@@ -516,10 +516,10 @@ def report(run, report, out):
                      notes=["Options: the responses (people) and next words (model) P(she) is "
                             "taken among; Responses: people's responses in that set.",
                             "People: she-responses among the responses in the option set, "
-                            "Wilson 95% interval over trials; People: share: how many of "
+                            "Wilson 95% interval over trials; Coverage: how many of "
                             "all responses fall in the set.",
                             "Model: P(she) divided by the summed next-word probability of the "
-                            "options, averaged over prompts; Model: mass: that sum.",
+                            "options, averaged over prompts; Mass: that sum.",
                             "Singular they and repeated names are coded in Exp 1 only; "
                             "'all responses' is the authors' outcome, with no model counterpart.",
                             f"Model {model}; prompts per experiment and condition as in "
@@ -594,9 +594,10 @@ def report(run, report, out):
                      "with how much of each side the three cover",
                      record=out["singular_they"], labels=P.VIEW_LABELS,
                      kinds={"people_n_in_set": "count"},
-                     notes=["P(they): among he, she and they; People: share: of all people's "
-                            "responses, those three; Model: mass: the three's next-word "
-                            "probability"] + they_notes(out["singular_they"]))
+                     notes=["Responses: people's he, she and singular-they responses; P(they): "
+                            "among he, she and they; Coverage: of all people's responses, "
+                            "those three; Mass: the three's next-word probability; P(they), "
+                            "raw: the model's next-word P(they)."] + they_notes(out["singular_they"]))
     if "group_comparison" in out:
         report.section("Men or non-male participants?", (
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
@@ -627,9 +628,13 @@ def report(run, report, out):
         report.table("group_comparison", P.comparison_view(comp),
                      "Men vs non-male participants: the primary test, secondary tests, Holm "
                      "within family and equivalence", record=shown, groups="heading",
-                     labels=P.VIEW_LABELS, settings=["equivalence_bound"],
+                     labels=P.VIEW_LABELS,
                      p_columns=["p_value", "p_holm", "p_equivalence_holm"],
-                     notes=["Tests per family: " + "; ".join(
+                     notes=[P.VERDICT_NOTE,
+                            f"Equivalence bound: ±{A.EQUIVALENCE_BOUND:.2f} on the "
+                            "corrected-r scale (none for the GLMM rows).",
+                            "Test: the experiment, and the condition where not all. Tests per family: "
+                            + "; ".join(
                                 f"{P.FAMILY_WORDS.get(f, f)} {int(n)}" for f, n in
                                 comp.groupby("family", sort=False)["family_size"].first().items())
                             + "; p (Holm) within each family.",
