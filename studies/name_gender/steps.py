@@ -559,11 +559,10 @@ def report(run, report, out):
                            terms=P.all_term_words(mirrors), **options,
                            notes=[f"{P.EXPERIMENTS[m.experiment]}, "
                                   f"{P.MIRROR_WORDS[m.model].lower()}: mirrors {m.model}; "
-                                  f"{m.formula}" for m in M.MIRRORS]
+                                  f"{m.formula}." for m in M.MIRRORS]
                            + ["lme4 REML, Satterthwaite df and t intervals (results.json); "
                               "codings and rating centring as the authors'; Exp 1's condition "
-                              "model keeps the last-name prompts"]
-                           + table_notes_of(state["model_fits"]))
+                              "model keeps the last-name prompts"])
         earlier = P.earlier_columns(state["earlier_fits"])
         report.model_table("first_name_term", earlier,
                            "The earlier model-side rating slope without and with a first-name "
@@ -670,8 +669,7 @@ def report(run, report, out):
                            notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
                                   "Group: men = reference, non-male participants; trials with a "
                                   "rating (Exp 1: first and full names), he/she responses.",
-                                  "lme4 glmer, Laplace, optimizer bobyqa, Wald z."]
-                           + table_notes_of(state["alignment_fits"]))
+                                  "lme4 glmer, Laplace, optimizer bobyqa, Wald z."])
         report.table("item_correlations", P.item_correlations_view(out["item_correlations"]),
                      "The model against all people: item-level Pearson r of P(she | he or she)",
                      record=out["item_correlations"], groups="heading", labels=P.VIEW_LABELS,
@@ -714,12 +712,3 @@ def they_notes(table: pd.DataFrame) -> list[str]:
             "Not like for like, shown for reference only: people's they among all responses, "
             "and the model's raw next-word P(they); people's pronoun is that of a whole "
             "continuation, the model's the next word."]
-
-
-def table_notes_of(groups: dict) -> list[str]:
-    from gbstats.mixed.fitting import table_notes
-
-    notes = []
-    for key, fits in groups.items():
-        notes += [f"{key}: {n}" for n in table_notes(fits)]
-    return list(dict.fromkeys(notes))

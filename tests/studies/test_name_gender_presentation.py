@@ -62,5 +62,5 @@ def test_comparison_view_puts_the_primary_family_first():
         "verdict": ["no evidence either way"] * 3, "equivalence_bound": [0.1] * 3})
     view = P.comparison_view(comp)
     assert view["heading"].iloc[0].startswith("Primary")
-    assert list(view["condition"]) == ["all conditions", "first name", "all conditions"]
-    assert list(view["experiment"]) == ["Exp 1", "Exp 1", "Exp 3"]
+    assert list(view["test"]) == ["Exp 1", "Exp 1, first name", "Exp 3"]
+    assert list(view["verdict"]) == ["Neither shown"] * 3
