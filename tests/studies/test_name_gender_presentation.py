@@ -64,3 +64,11 @@ def test_comparison_view_puts_the_primary_family_first():
     assert view["heading"].iloc[0].startswith("Primary")
     assert list(view["test"]) == ["Exp 1", "Exp 1, first name", "Exp 3"]
     assert list(view["verdict"]) == ["Neither shown"] * 3
+
+
+def test_twin_diagnostics_name_each_fit_in_words():
+    table = pd.DataFrame({"fit": ["exp1_m_nameGender", "exp3_m_noOther model side",
+                                  "exp1 alignment"], "max_rhat": [1.0] * 3})
+    assert list(P.twin_view(table)["fit"]) == ["Exp 1, condition × rating",
+                                               "Exp 3, he or she only, model side",
+                                               "Exp 1 alignment"]
