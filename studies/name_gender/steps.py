@@ -10,6 +10,7 @@ from studies.name_gender import alignment as A
 from studies.name_gender import comparison as C
 from studies.name_gender import human as H
 from studies.name_gender import model_side as M
+from studies.name_gender import presentation as P
 from studies.name_gender.stimuli import DEFAULT_VARIANT, exp3_prompt_variants, pronoun_prompts
 
 PRODUCTION = (1, 3)
@@ -421,42 +422,55 @@ def group_sentences(out) -> list[str]:
     return lines
 
 
-LABELS = {
-    "experiment": "Exp.", "condition": "Condition", "option_set": "Options compared",
-    "people_n": "People: responses in the set", "people_share": "People: P(she)",
-    "people_ci_low": "People: 95% low", "people_ci_high": "People: 95% high",
-    "people_ci": "People: 95% CI",
-    "people_coverage": "People: share of responses", "model_share": "Model: P(she)",
-    "model_coverage": "Model: next-word mass", "n_prompts": "Prompts",
-    "model": "Authors' model", "effect": "Effect", "term": "Term", "estimate": "Estimate",
-    "std_error": "SE", "df": "df", "p_value": "p", "p_holm": "p (Holm)",
-    "ci_low": "95% low", "ci_high": "95% high", "backend": "Engine",
-    "random_effects": "Random intercepts", "design_check": "Design check",
-    "layout": "Prompt layout", "share_two_way": "P(she | he, she)",
-    "share_three_way": "P(she | he, she, they)", "mass_he_she_they": "Mass of he, she, they",
-    "mean_abs_change": "Mean change", "max_abs_change": "Largest change",
-    "r_with_default": "r with default", "group_a": "Group A", "group_b": "Group B",
-    "r_profiles": "r of profiles", "reliability_a": "Reliability A",
-    "reliability_b": "Reliability B", "r_profiles_corrected": "Corrected r",
-    "max_alignment_difference": "Largest possible difference",
-    "max_alignment_difference_upper": "Same, at 95% low", "n_items": "Items",
-    "test": "Test", "primary": "Primary", "family": "Family", "family_size": "Tests in family",
-    "equivalence_bound": "Equivalence bound", "p_equivalence": "p (TOST)",
-    "p_equivalence_holm": "p (TOST, Holm)",
-    "smallest_equivalence_bound": "Smallest provable bound", "verdict": "Conclusion",
-    "group": "Group", "reliability": "Reliability", "noise_ceiling": "Noise ceiling",
-    "r": "r", "r_corrected": "Corrected r", "n_participants": "People",
-    "below_calibrated_design": "Below calibrated design", "spearman_rho": "Spearman rho",
-    "kind": "Kind", "formula": "Formula", "options": "Options", "mass_mean": "Mean mass",
-    "mass_min": "Smallest", "mass_max": "Largest",
-}
+HUMAN_NOTES = ["Outcomes: she (Exp 1, 3) or female (Exp 2, 4) against every other response; "
+               "log-odds",
+               "Gender rating: the first name's gender rating, centred on its mean over the "
+               "experiment's trials",
+               "Design check: in the rating models the first name's rating varies only between "
+               "first names, which have no random intercept (names as shown are nested in "
+               "them); table like_for_like_models adds one"]
 
 
-def labels(columns) -> dict:
-    """Headers in words for `columns`, and for the interval column the table grammar makes
-    of each <stem>_ci_low / <stem>_ci_high pair (<stem>_ci)."""
-    stems = [c[:-len("_low")] for c in columns if str(c).endswith("_ci_low")]
-    return {c: LABELS.get(c, c) for c in [*columns, *stems]}
+def human_model_tables(report, out, state) -> None:
+    """The authors' glmer fits as model tables (Exp 1-2, Exp 3-4), their settings, and the
+    like-for-like refits; results.json keeps human_models, human_fit_settings and
+    like_for_like_models as computed."""
+    options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
+    for name, experiments, caption in P.HUMAN_TABLES:
+        specs = P.specs_of(experiments)
+        columns = P.model_columns(state["human"], specs)
+        if columns:
+            report.model_table(name, columns, caption, data=False,
+                               notes=HUMAN_NOTES + P.model_notes(specs),
+                               terms=P.term_words(columns), **options)
+    report.record("human_models", out["human_models"],
+                  "Every fixed effect and random-intercept variance of the authors' models at "
+                  "full precision")
+    settings = out["human_fit_settings"]
+    report.table("human_fit_settings", P.fit_settings_view(settings),
+                 "Sample, trials and coding of each glmer fit", record=settings,
+                 groups="heading", labels=P.LABELS, settings=["optimizer", "nAGQ"],
+                 kinds={"nobs": "count", "n_participants": "count", "n_items": "count"},
+                 notes=["Names shown: the name as the story gave it (the random intercept "
+                        "Item); formulas, log-likelihoods and AICs are in the model tables",
+                        "Authors' fixed coding: last vs first/full (0.33, 0.33, -0.66) and "
+                        "first vs full (-0.5, 0.5, 0) for (first, full, last). Centred "
+                        "Helmert: Fraundorf's, reference levels last then first, weighted by "
+                        "the trials per condition"])
+    like = P.model_columns(state["like"], H.LIKE_FOR_LIKE_MODELS)
+    if like:
+        report.model_table(
+            "like_for_like_models", like,
+            "People, like for like: the authors' models on the he/she responses, with a "
+            "first-name random intercept (gbstats' refits)", data=out["like_for_like_models"],
+            terms=P.term_words(like), **options,
+            notes=["Not in the paper. Log-odds of she among he and she responses",
+                   "Gender rating: the first name's gender rating, centred as the authors'"]
+            + P.model_notes(H.LIKE_FOR_LIKE_MODELS)
+            + ["First or lone last names: NameUnit, the first name, or the last name where "
+               "only it was shown",
+               "Codings and rating centring as the authors'; optimizer bobyqa (glmer's "
+               "default stopped short of convergence on Exp 1)."])
 
 
 def report(run, report, out):
@@ -489,72 +503,38 @@ def report(run, report, out):
         "ellipsis. Table `prompt_sensitivity` shows how much that changes its P(she)."
         + run.notes_markdown()))
     if "human_models" in out:
-        report.table("human_models", out["human_models"],
-                     "The authors' main glmer models refitted: fixed effects and random-intercept "
-                     "variances (log-odds)",
-                     columns=["experiment", "model", "backend", "kind", "term", "estimate",
-                              "std_error", "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
-                     digits=5, column_labels=labels(["experiment", "model", "backend", "kind",
-                                                     "term", "estimate", "std_error", "ci_low",
-                                                     "ci_high", "p_value"]),
-                     notes=["Outcomes: She (Exp 1, 3) or Female (Exp 2, 4) against every other "
-                            "response; random intercepts for participants and names as shown.",
-                            "Design check: in the rating models the first name's rating varies "
-                            "only between first names, which have no random intercept (names as "
-                            "shown are nested in them); table like_for_like_models adds one."])
-        cols = ["experiment", "model", "rows", "coding", "nobs", "n_participants", "n_items",
-                "loglik", "aic", "optimizer", "nAGQ"]
-        report.table("human_fit_settings", out["human_fit_settings"],
-                     "Sample, fit statistics and settings of each glmer fit", columns=cols,
-                     column_labels={**labels(cols), "rows": "Rows", "coding": "Condition coding",
-                                    "nobs": "Trials", "n_participants": "Participants",
-                                    "n_items": "Names", "loglik": "log-likelihood",
-                                    "aic": "AIC", "optimizer": "Optimizer"})
-        report.table("like_for_like_models", out["like_for_like_models"],
-                     "People, like for like: the authors' models on the he/she responses, with "
-                     "a first-name random intercept (gbstats' refits)",
-                     columns=["experiment", "model", "kind", "term", "estimate", "std_error",
-                              "ci_low", "ci_high", "p_value"], p_columns=["p_value"],
-                     column_labels=labels(["experiment", "model", "kind", "term", "estimate",
-                                           "std_error", "ci_low", "ci_high", "p_value"]),
-                     notes=["Not in the paper. m_cond_noOther: She ~ Condition + (1 | Participant) "
-                            "+ (1 | Item) + (1 | NameUnit), NameUnit the first name, or the last "
-                            "name where only it was shown.",
-                            "m_nameGender_noOther (Exp 1, first and full names) and "
-                            "m_noOther_firstName (Exp 3): the authors' formula + (1 | FirstName).",
-                            "Rows: he and she responses only; codings and rating centring as the "
-                            "authors'; lme4 glmer, Laplace, Wald z, optimizer bobyqa (glmer's "
-                            "default stopped short of convergence on Exp 1)."])
+        human_model_tables(report, out, state)
     if "response_shares" in out:
         report.section("People and the model, like for like",
                        "\n".join(condition_sentences(out) + rating_sentences(out)
                                  + prompt_sentences(out)))
-        cols = ["experiment", "condition", "option_set", "people_n", "people_share",
-                "people_ci_low", "people_ci_high", "people_coverage", "model_share",
-                "model_coverage"]
-        report.table("response_shares", out["response_shares"],
+        report.table("response_shares", P.shares_view(out["response_shares"]),
                      "P(she) by condition, people beside the model, each over the same options, "
                      "with how much of each side they cover",
-                     columns=cols, column_labels=labels(cols),
-                     notes=["People: she-responses among the responses in the option set, "
-                            "Wilson 95% interval over trials; share of responses: how many of "
+                     record=out["response_shares"], groups="heading", labels=P.VIEW_LABELS,
+                     kinds={"people_n": "count"},
+                     notes=["Options: the responses (people) and next words (model) P(she) is "
+                            "taken among; Responses: people's responses in that set.",
+                            "People: she-responses among the responses in the option set, "
+                            "Wilson 95% interval over trials; Coverage: how many of "
                             "all responses fall in the set.",
                             "Model: P(she) divided by the summed next-word probability of the "
-                            "options, averaged over prompts; next-word mass: that sum.",
+                            "options, averaged over prompts; Mass: that sum.",
                             "Singular they and repeated names are coded in Exp 1 only; "
                             "'all responses' is the authors' outcome, with no model counterpart.",
                             f"Model {model}; prompts per experiment and condition as in "
                             "table response_coverage."])
-        cols = ["experiment", "condition", "option_set", "options", "n_prompts", "mass_mean",
-                "mass_min", "mass_max"]
-        report.table("response_coverage", out["response_coverage"],
+        report.table("response_coverage", P.coverage_view(out["response_coverage"]),
                      "Next-word probability mass the scored options cover, per experiment and "
-                     "condition", columns=cols, column_labels=labels(cols))
+                     "condition", record=out["response_coverage"], groups="heading",
+                     labels=P.VIEW_LABELS, kinds={"n_prompts": "count"},
+                     notes=["Mass: the summed next-word probability of the options, over the "
+                            "prompts (mean, smallest, largest)."])
         wide = C.effects_wide(out["effects"])
-        report.table("effects", wide,
+        report.table("effects", P.effects_view(out["effects"]),
                      "Condition effects and rating slope, people beside the model: conditional "
-                     "and population-averaged log-odds of she",
-                     column_labels=labels(wide.columns),
+                     "and population-averaged log-odds of she", record=wide,
+                     groups="heading", labels=P.VIEW_LABELS,
                      notes=["People, authors' model: as published (m_cond, m_nameGender: she "
                             "vs any other response; m_noOther: he/she responses).",
                             "People, like for like: the same fixed part on the he/she responses "
@@ -571,26 +551,28 @@ def report(run, report, out):
                             "Effects at the centred rating; the slope averaged over conditions "
                             "as the authors' coding centres them; Wald z intervals (the model's "
                             "own t intervals, table model_side_models, are a little wider)."])
-        cols = ["experiment", "model", "term", "estimate", "std_error", "df", "ci_low",
-                "ci_high", "p_value"]
-        report.table("model_side_models", out["model_side_models"],
-                     "Model analogues of the authors' models: LMMs of log(P(she) / P(he)) per "
-                     "prompt", columns=cols, column_labels=labels(cols), p_columns=["p_value"],
-                     notes=[f"{m.key}: {m.formula}" for m in M.MIRRORS]
-                     + ["lme4 REML, Satterthwaite df and t intervals; codings and rating "
-                        "centring as the authors'; Exp 1 m_cond keeps the last-name prompts."]
-                     + [sample_note(key, fits) for key, fits in state["model_fits"].items()]
-                     + table_notes_of(state["model_fits"]))
-        cols = ["experiment", "random_effects", "estimate", "std_error", "df", "p_value",
-                "design_check"]
-        report.table("first_name_term", out["first_name_term"],
-                     "The earlier model-side rating slope without and with a first-name random "
-                     "intercept", columns=cols, column_labels=labels(cols), p_columns=["p_value"],
-                     notes=[f"Formula: {M.EARLIER_FORMULA} [+ (1 | first_name)]; three-way "
-                            "logit, as the earlier report fitted it.",
-                            "Without the first-name term each prompt counts as independent "
-                            "evidence about a property of 21 first names (pseudo-replication); "
-                            "the design check fires on that model."])
+        options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
+        mirrors = P.mirror_columns(state["model_fits"], M.MIRRORS)
+        report.model_table("model_side_models", mirrors,
+                           "Model analogues of the authors' models: LMMs of log(P(she) / "
+                           "P(he)) per prompt", data=out["model_side_models"],
+                           terms=P.all_term_words(mirrors), **options,
+                           notes=[f"{P.EXPERIMENTS[m.experiment]}, "
+                                  f"{P.MIRROR_WORDS[m.model].lower()}: mirrors {m.model}; "
+                                  f"{m.formula}." for m in M.MIRRORS]
+                           + ["lme4 REML, Satterthwaite df and t intervals (results.json); "
+                              "codings and rating centring as the authors'; Exp 1's condition "
+                              "model keeps the last-name prompts"])
+        earlier = P.earlier_columns(state["earlier_fits"])
+        report.model_table("first_name_term", earlier,
+                           "The earlier model-side rating slope without and with a first-name "
+                           "random intercept", data=out["first_name_term"],
+                           terms=P.all_term_words(earlier), **options,
+                           notes=[f"Formula: {M.EARLIER_FORMULA} [+ (1 | first_name)]; "
+                                  "three-way logit, as the earlier report fitted it.",
+                                  "Without the first-name term each prompt counts as "
+                                  "independent evidence about a property of 21 first names "
+                                  "(pseudo-replication); the design check fires on that model."])
         report.figure("people_vs_model", people_vs_model_figure(out["model_items"]),
                       "P(she | he or she) per name item: people (Wilson 95% intervals) against "
                       "the model, by experiment and condition; the diagonal is equality")
@@ -598,30 +580,23 @@ def report(run, report, out):
                       "P(she | he or she) against the first name's gender rating, people and "
                       "the model, by experiment and condition; dashed line: the scale's midpoint")
         if "prompt_sensitivity" in out:
-            cols = ["layout", "condition", "n_prompts", "share_two_way", "share_three_way",
-                    "mass_he_she_they", "mean_abs_change", "max_abs_change", "r_with_default"]
-            report.table("prompt_sensitivity", out["prompt_sensitivity"],
+            report.table("prompt_sensitivity", P.prompt_view(out["prompt_sensitivity"]),
                          "Exp 3: the model's P(she) under four prompt layouts, and how far it "
-                         "moves from the default", columns=cols, column_labels=labels(cols),
+                         "moves from the default", record=out["prompt_sensitivity"],
+                         groups="heading", labels=P.VIEW_LABELS, kinds={"n_prompts": "count"},
                          notes=["Default: story and cue as one text, a comma for the cue's "
                                 "ellipsis. Page break: a blank line between story and cue. "
                                 "Ellipsis: the cue as people saw it.",
                                 "Changes are in P(she | he, she) per prompt, against the default."])
-        cols = ["condition", "people_n", "people_they_all", "people_n_in_set", "people_share",
-                "people_ci_low", "people_ci_high", "people_coverage", "model_share",
-                "model_coverage", "model_raw_they"]
-        report.table("singular_they", out["singular_they"],
+        report.table("singular_they", P.they_view(out["singular_they"]),
                      "Exp 1: singular they among he, she and they, people beside the model, "
                      "with how much of each side the three cover",
-                     columns=cols, column_labels={
-                         **labels(cols), "people_n": "People: responses",
-                         "people_they_all": "People: they among all responses",
-                         "people_n_in_set": "People: he, she or they",
-                         "people_share": "People: P(they | he, she, they)",
-                         "model_share": "Model: P(they | he, she, they)",
-                         "model_coverage": "Model: next-word mass of the three",
-                         "model_raw_they": "Model: next-word P(they)"},
-                     notes=they_notes(out["singular_they"]))
+                     record=out["singular_they"], labels=P.VIEW_LABELS,
+                     kinds={"people_n_in_set": "count"},
+                     notes=["Responses: people's he, she and singular-they responses; P(they): "
+                            "among he, she and they; Coverage: of all people's responses, "
+                            "those three; Mass: the three's next-word probability; P(they), "
+                            "raw: the model's next-word P(they)."] + they_notes(out["singular_they"]))
     if "group_comparison" in out:
         report.section("Men or non-male participants?", (
             "The groups are the authors' `SubjGenderMale`: men (1) and everyone else who gave a "
@@ -634,31 +609,35 @@ def report(run, report, out):
             f"bound is +/-{A.EQUIVALENCE_BOUND:.2f} on the corrected-correlation scale. "
             "The size-matched comparison of earlier reports is not a test of equal alignment "
             "and is no longer shown.\n\n" + "\n".join(group_sentences(out))))
-        cols = ["experiment", "r_profiles", "reliability_a", "reliability_b",
-                "r_profiles_corrected", "ci_low", "ci_high", "max_alignment_difference",
-                "max_alignment_difference_upper", "n_items"]
-        report.table("profile_agreement", out["profile_agreement"],
+        report.table("profile_agreement", P.profile_view(out["profile_agreement"]),
                      "The ceiling: how closely men's and non-male participants' item profiles "
                      "agree, and the largest alignment difference that leaves",
-                     columns=cols, column_labels=labels(cols),
+                     record=out["profile_agreement"], labels=P.VIEW_LABELS,
+                     kinds={"n_items": "count"},
                      notes=["Profiles: each group's share of she among he/she responses per "
-                            "item (name x condition). Corrected r = r / sqrt(reliability A x "
-                            "reliability B), split-half reliabilities.",
-                            "Largest possible difference: sqrt(2 (1 - corrected r)), the most "
-                            "any model's correlations with the two groups can differ.",
+                            "item (name x condition). Corrected r = r / sqrt(reliability, men x "
+                            "reliability, non-male), split-half reliabilities.",
+                            "Largest difference: sqrt(2 (1 - corrected r)), the most any "
+                            "model's correlations with the two groups can differ; same, at 95% "
+                            "low: at the interval's lower end.",
                             "Interval: two-way bootstrap (items, people within group), "
                             "percentile; it errs wide."])
         comp = out["group_comparison"]
-        cols = ["experiment", "condition", "family", "primary", "estimate", "ci_low", "ci_high",
-                "p_value", "p_holm", "family_size", "equivalence_bound", "p_equivalence",
-                "p_equivalence_holm", "verdict"]
         shown = comp.assign(primary=comp["primary"].map({True: "yes", False: "no"}))
-        report.table("group_comparison", shown,
+        report.table("group_comparison", P.comparison_view(comp),
                      "Men vs non-male participants: the primary test, secondary tests, Holm "
-                     "within family and equivalence", columns=cols,
-                     column_labels={**labels(cols), "estimate": "Difference (A minus B)"},
-                     p_columns=["p_value", "p_holm", "p_equivalence", "p_equivalence_holm"],
-                     notes=["Corrected-r rows: men's corrected correlation minus non-male "
+                     "within family and equivalence", record=shown, groups="heading",
+                     labels=P.VIEW_LABELS,
+                     p_columns=["p_value", "p_holm", "p_equivalence_holm"],
+                     notes=[P.VERDICT_NOTE,
+                            f"Equivalence bound: ±{A.EQUIVALENCE_BOUND:.2f} on the "
+                            "corrected-r scale (none for the GLMM rows).",
+                            "Test: the experiment, and the condition where not all. Tests per family: "
+                            + "; ".join(
+                                f"{P.FAMILY_WORDS.get(f, f)} {int(n)}" for f, n in
+                                comp.groupby("family", sort=False)["family_size"].first().items())
+                            + "; p (Holm) within each family.",
+                            "Corrected-r rows: men's corrected correlation minus non-male "
                             "participants'; z test, items resampled jointly, people within group.",
                             "GLMM rows: the group x model_logit term of the alignment GLMM "
                             "(non-male minus men), Wald z; no equivalence bound on that scale.",
@@ -671,45 +650,43 @@ def report(run, report, out):
                             "bound 1.0% (Exp 1) and 2.0% (Exp 3); the primary test at equal "
                             "alignment 4.0% (Exp 1) and 9.0% (Exp 3, where each person saw 7 of "
                             "63 items: liberal)."])
-        cols = ["experiment", "condition", "group", "reliability", "noise_ceiling", "r",
-                "r_corrected", "ci_low", "ci_high", "n_items", "n_participants",
-                "below_calibrated_design"]
         rel = out["group_reliability"]
-        report.table("group_reliability", rel.assign(
-            below_calibrated_design=rel["below_calibrated_design"].map({True: "yes", False: "no"})),
+        shown = rel.assign(
+            below_calibrated_design=rel["below_calibrated_design"].map({True: "yes", False: "no"}))
+        report.table("group_reliability", P.reliability_view(shown),
             "Each group: reliability of its item shares, noise ceiling, raw and corrected "
-            "correlation with the model", columns=cols, column_labels=labels(cols),
+            "correlation with the model", record=shown, groups="heading", labels=P.VIEW_LABELS,
+            settings=["below_calibrated_design"], kinds={"n_participants": "count"},
             notes=["Items: name x condition; ratings: she (1) or he (0) per response.",
                    "Corrected r = r / noise ceiling; interval by test inversion on Fisher z "
                    "and log reliability (README, 'Which alignment number to cite')."])
-        cols = ["experiment", "term", "estimate", "se", "ci_low", "ci_high", "stat",
-                "p_value"]
-        report.table("alignment_glmm", out["alignment_glmm"],
-                     "Alignment GLMM: does each group's choice of she follow the model's logit "
-                     "as strongly?", p_columns=["p_value"], columns=cols,
-                     column_labels={**labels(cols), "se": "SE", "stat": "z"},
-                     notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
-                            "group: men = reference, nonmale = non-male participants; trials "
-                            "with a rating (Exp 1: first and full names), he/she responses.",
-                            "lme4 glmer, Laplace, optimizer bobyqa, Wald z; variance rows: "
-                            "var(group: term)."] + table_notes_of(state["alignment_fits"]))
-        cols = ["experiment", "condition", "n_items", "r", "ci_low", "ci_high", "p_value",
-                "p_holm", "spearman_rho"]
-        report.table("item_correlations", out["item_correlations"],
+        glmms = P.alignment_columns(state["alignment_fits"])
+        report.model_table("alignment_glmm", glmms,
+                           "Alignment GLMM: does each group's choice of she follow the model's "
+                           "logit as strongly?", data=out["alignment_glmm"],
+                           terms=P.all_term_words(glmms), variables=P.VARIABLES,
+                           levels=P.LEVELS, groups=P.GROUPS,
+                           notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
+                                  "Group: men = reference, non-male participants; trials with a "
+                                  "rating (Exp 1: first and full names), he/she responses.",
+                                  "lme4 glmer, Laplace, optimizer bobyqa, Wald z."])
+        report.table("item_correlations", P.item_correlations_view(out["item_correlations"]),
                      "The model against all people: item-level Pearson r of P(she | he or she)",
-                     columns=cols, column_labels=labels(cols), p_columns=["p_value", "p_holm"],
+                     record=out["item_correlations"], groups="heading", labels=P.VIEW_LABELS,
+                     kinds={"n_items": "count"}, p_columns=["p_value", "p_holm"],
                      notes=["Fisher-z 95% interval over items; Holm over the 8 tests."])
-        cols = ["experiment", "condition", "group", "r", "ci_low", "ci_high", "p_value",
-                "n_items", "n_participants"]
-        report.table("group_correlations", out["group_correlations"],
+        report.table("group_correlations", P.group_correlations_view(out["group_correlations"]),
                      "Raw item-level r of each group with the model (attenuated by the groups' "
-                     "noise; for comparison only)", columns=cols, column_labels=labels(cols),
+                     "noise; for comparison only)", record=out["group_correlations"],
+                     groups="heading", labels=P.VIEW_LABELS, kinds={"n_participants": "count"},
                      p_columns=["p_value"],
                      notes=["Interval: two-way bootstrap (participants and items), replicates "
                             "centred on r on the Fisher-z scale; p: t test with items as units."])
     if "twin_diagnostics" in out:
-        report.table("twin_diagnostics", out["twin_diagnostics"],
-                     "Bayesian twins: largest R-hat and smallest bulk ESS")
+        report.table("twin_diagnostics", P.twin_view(out["twin_diagnostics"]),
+                     "Bayesian twins: largest R-hat and smallest bulk ESS",
+                     record=out["twin_diagnostics"], labels=P.VIEW_LABELS,
+                     kinds={"min_ess_bulk": "count", "n_draws": "count", "n_chains": "count"})
     # the results a program reads by name (issue 31), also under "tables"
     for name in ("model_side_models", "group_comparison", "response_coverage"):
         if name in out:
@@ -718,13 +695,6 @@ def report(run, report, out):
         report.figure("she_by_rating", rating_figure(None, state["tables"]),
                       "People's P(she | he or she) against the first name's gender rating, by "
                       "experiment and condition; dashed line: the scale's midpoint")
-
-
-def sample_note(key: str, fits: dict) -> str:
-    """"<fit>: N prompts; levels per grouping factor", from the lme4 fit itself."""
-    stats = fits["lme4"].fit_stats
-    groups = ", ".join(f"{n} {g}" for g, n in stats.get("n_groups", {}).items())
-    return f"{key}: {stats.get('nobs')} prompts; {groups}."
 
 
 def they_notes(table: pd.DataFrame) -> list[str]:
@@ -742,12 +712,3 @@ def they_notes(table: pd.DataFrame) -> list[str]:
             "Not like for like, shown for reference only: people's they among all responses, "
             "and the model's raw next-word P(they); people's pronoun is that of a whole "
             "continuation, the model's the next word."]
-
-
-def table_notes_of(groups: dict) -> list[str]:
-    from gbstats.mixed.fitting import table_notes
-
-    notes = []
-    for key, fits in groups.items():
-        notes += [f"{key}: {n}" for n in table_notes(fits)]
-    return list(dict.fromkeys(notes))

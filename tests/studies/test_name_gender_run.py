@@ -82,6 +82,8 @@ def test_model_none_run(data_dir, tmp_path):
     files = results["provenance"]["data_files"]
     assert any("gardner2024" in k and "exp1_data.csv" in k for k in files)
     assert (out / "figures" / "she_by_rating.png").stat().st_size > 0
-    assert (out / "tables" / "human_models.tex").read_text().count("toprule") == 1
+    # the authors' fits as two model tables (results.json keeps human_models whole)
+    for name in ("human_models_exp1_2", "human_models_exp3_4", "like_for_like_models"):
+        assert (out / "tables" / f"{name}.tex").read_text().count("toprule") == 1
     report = (out / "report.md").read_text()
     assert "Exclusions" in report and "dropped by the loader" in report

@@ -24,13 +24,7 @@ from studies.discovery import discover
 
 # Studies without a baseline run: their fast flags here.
 EXTRA_RUNS = {"example_they": ["--frames", "4", "--no-bayes"]}
-NOT_YET = {
-    "name_gender": "report code not converted yet (engineer 'like' is rewriting it). Remains: "
-                   "human_models and human_fit_settings have identifier headers (experiment, "
-                   "kind, rows, coding) and cells (m_cond, R term names); in the appendix "
-                   "human_models runs 177 pt into the margin, human_fit_settings 20 pt; its "
-                   "fitted models are not yet model tables (StudyReport.model_table)",
-}
+NOT_YET: dict[str, str] = {}
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 
 
