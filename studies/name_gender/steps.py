@@ -80,7 +80,7 @@ def fit(run, state):
     if run.args.human_twins:
         run.note("Bayesian twins of the gender-rating models (--human-twins): bambi/PyMC, "
                  f"{run.args.draws} draws per chain, default priors; R-hat and ESS in table "
-                 "`human_twin_diagnostics`.")
+                 "`twin_diagnostics`.")
     else:
         run.note("The Bayesian twins of the people's gender-rating models are opt-in "
                  "(--human-twins; several minutes each on 2 cores).")
