@@ -148,6 +148,11 @@ def holm_families(table: pd.DataFrame, family_of) -> pd.DataFrame:
     has_p = out["p_value"].notna() & pd.Series([f is not None for f in families],
                                                index=out.index)
     out.loc[~has_p, "family"] = ""
+    # the columns exist even when no row has a p-value (groups too small to test): the
+    # report's views and results.json keep one shape
+    for column in ("p_holm", "family_size"):
+        if column not in out:
+            out[column] = float("nan")
     if has_p.any():
         adjusted = correct_within_families(out[has_p], "family", "holm")
         out.loc[has_p, "p_holm"] = adjusted["p_adjusted"]

@@ -146,3 +146,14 @@ def test_profile_table_one_row_per_pair(data):
     assert (table["grouping"] == "stage").sum() == 2 * stage_pairs      # two item sets
     ceiling = np.sqrt(2 * (1 - np.minimum(table["r_profiles_corrected"], 1)))
     np.testing.assert_allclose(table["max_alignment_difference"], ceiling)
+
+
+def test_holm_families_keeps_its_columns_when_no_row_has_a_p_value():
+    # groups too small to test give NaN p-values everywhere: the table still has p_holm
+    # (NaN) and the report's views read it (a KeyError reached the user before)
+    table = pd.DataFrame({"grouping": ["stage"], "item_set": ["all"], "group_a": ["a"],
+                          "group_b": ["b"], "difference": [0.1], "se": [float("nan")],
+                          "p_value": [float("nan")]})
+    out = AL.with_equivalence(AL.holm_families(table, AL.corrected_comparison_family))
+    assert out["p_holm"].isna().all() and out["family"].tolist() == [""]
+    assert out["verdict"].tolist()[0].startswith("no evidence")
