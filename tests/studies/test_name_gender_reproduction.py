@@ -68,10 +68,18 @@ def assert_no_warning_but_a_near_tolerance_gradient(warnings):
     in the same process (as in a full test session) at a point that reports
     "max|grad| = 0.0025 (tol = 0.002)", with estimates still within 1.1e-4 of the
     printed ones. That warning, with a gradient below 0.01, is allowed;
-    any other warning fails."""
+    so is the design check's finding on the authors' rating models (issue 31: the
+    gender rating varies only between first names, which have no random effect; it is
+    the authors' model, reproduced as published, and the report carries the finding).
+    Any other warning fails."""
     import re
 
+    from gbstats.mixed.design import is_design_warning
+
     for w in warnings:
+        if is_design_warning(w):
+            assert "GenderRatingCentered varies only between the levels of FirstName" in w, w
+            continue
         grad = re.search(r"max\|grad\| = ([0-9.e-]+) \(tol = 0\.002", w)
         assert grad and float(grad.group(1)) < 0.01, w
 
