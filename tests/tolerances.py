@@ -165,6 +165,30 @@ def allowed_log_p_difference(expected: np.ndarray, kinds: tuple[Tolerance, ...])
                for kind in kinds)
 
 
+# Degrees of freedom enter every inference through the t distribution only, so they are
+# compared by the 95% critical value they imply, relative, within DF_CRITICAL_SHARE x
+# df_rtol: at df = 5 that is the df_rtol relative df the comment on FITTED derives (1% of
+# df moves the critical value by < 0.3%); at large df, where the t distribution is nearly
+# normal, it lets df move a lot. It must: Satterthwaite df of a term next to a variance
+# component at its boundary are ill-determined. singular_they's alignment LMM by
+# nonbinary acceptance is a boundary (singular) fit whose score_z:group df came out 575
+# and 601 in-process and 1,192 and 1,249 in the clean R process (issue 33), with the same
+# estimates, SEs and p-values within tolerance; their critical values differ by 0.11%.
+DF_CRITICAL_SHARE = 0.3
+
+
+def t_critical_difference(found: np.ndarray, expected: np.ndarray,
+                          kinds: tuple[Tolerance, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(|t crit(found) - t crit(expected)|, allowed), 95% two-sided critical values."""
+    from scipy import stats
+
+    with np.errstate(invalid="ignore"):
+        crit_found = stats.t.ppf(0.975, np.where(found > 0, found, np.nan))
+        crit_want = stats.t.ppf(0.975, np.where(expected > 0, expected, np.nan))
+    allowed = sum(DF_CRITICAL_SHARE * kind.df_rtol for kind in kinds) * np.abs(crit_want)
+    return np.abs(crit_found - crit_want), allowed
+
+
 def mismatches(found: pd.Series, expected: pd.Series, column: str, se: pd.Series,
                kinds: tuple[Tolerance, ...],
                half_width: pd.Series | None = None) -> pd.DataFrame:
@@ -177,6 +201,8 @@ def mismatches(found: pd.Series, expected: pd.Series, column: str, se: pd.Series
     if column in P_VALUE_COLUMNS:
         diff = np.abs(np.log(np.maximum(got, P_FLOOR)) - np.log(np.maximum(want, P_FLOOR)))
         allowed = allowed_log_p_difference(want, kinds)
+    elif column in DF_COLUMNS:
+        diff, allowed = t_critical_difference(got, want, kinds)
     else:
         diff = np.abs(got - want)
         allowed = allowed_difference(column, want, se.to_numpy(dtype=float), kinds,

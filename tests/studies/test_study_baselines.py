@@ -338,11 +338,25 @@ def test_model_score_tables_tolerate_1e4_nats_and_keep_counts_and_strings_exact(
             assert_same_tables({"t": [{**base["t"][0], **changed}]}, base, model={"t"})
 
 
-def test_satterthwaite_df_moves_within_one_percent_only():
+def test_satterthwaite_df_compare_by_the_t_critical_value_they_imply():
+    # hand-worked with scipy's t quantiles (tests/tolerances.py, DF_CRITICAL_SHARE):
+    # FITTED allows 0.3% of the 95% critical value
     base = {"t": [{"term": "x", "df": 243.746600}]}
     assert_same_tables({"t": [{"term": "x", "df": 243.642268}]}, base, fitted={"t"})
+    # 250 df: the critical value moves 0.012%, invisible in any inference
+    assert_same_tables({"t": [{"term": "x", "df": 250.0}]}, base, fitted={"t"})
+    # 30 df: it moves 3.7%, a different test
     with pytest.raises(AssertionError, match="df"):
-        assert_same_tables({"t": [{"term": "x", "df": 250.0}]}, base, fitted={"t"})
+        assert_same_tables({"t": [{"term": "x", "df": 30.0}]}, base, fitted={"t"})
+    # at small df the rule is the old 1% of df: 5 -> 5.05 passes (0.297%), 5 -> 5.2 fails
+    small = {"t": [{"term": "x", "df": 5.0}]}
+    assert_same_tables({"t": [{"term": "x", "df": 5.05}]}, small, fitted={"t"})
+    with pytest.raises(AssertionError, match="df"):
+        assert_same_tables({"t": [{"term": "x", "df": 5.2}]}, small, fitted={"t"})
+    # singular_they's boundary fit, in-process vs the clean R process (issue 33): passes
+    boundary = {"t": [{"term": "score_z:group[medium]", "df": 575.195125}]}
+    assert_same_tables({"t": [{"term": "score_z:group[medium]", "df": 1191.816057}]},
+                       boundary, fitted={"t"})
 
 
 def test_a_fit_on_model_scores_adds_both_errors():
