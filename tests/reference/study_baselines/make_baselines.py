@@ -31,6 +31,11 @@ FITTED, as issue 33 records), and singular_they was remade: its corrected_compar
 carry the equivalence test and verdict, and group_profile_agreement is new (every other
 table the same as before).
 
+pronoun_memory gained table pronoun_mass (the production pronoun mass, issue 30's last
+commit on branch `memory`); it was added from the baseline run of a clean clone of main at
+19cb156, and the other tables kept as recorded (that run's tables, in both environments,
+were within tolerance of them).
+
 Rerun:  GBSTATS_DATA=/work/shared/data python tests/reference/study_baselines/make_baselines.py
 The regression test tests/studies/test_study_baselines.py runs the same
 commands and compares the tables.
