@@ -69,6 +69,24 @@ COMPARISON_COLUMNS = ["family", "group_a", "group_b", "test", "primary", "scale"
                       "smallest_equivalence_bound", "verdict"]
 VERDICTS = ("difference", "equivalent within the bound", "no evidence either way")
 
+# `verdict`'s conclusions (and a study's own "not interpretable" for a fit that did not
+# converge) in a word or two, for a table cell; VERDICT_NOTE says what each means
+SHORT_VERDICTS = (("difference", "Difference"), ("equivalent", "Equivalent"),
+                  ("no evidence either way", "Neither shown"),
+                  ("no evidence of a difference", "No difference shown"),
+                  ("not interpretable", "Not converged"))
+VERDICT_NOTE = ("Conclusion: Difference, Holm p < .05; Equivalent, within the equivalence "
+                "bound by TOST (Holm p < .05); Neither shown, neither test rejects at this "
+                "sensitivity; No difference shown, Holm p >= .05 where there is no equivalence "
+                "bound; Not converged, lme4 did not converge, so the row is not evidence")
+
+
+def short_verdict(verdict: str) -> str:
+    for start, words in SHORT_VERDICTS:
+        if str(verdict).startswith(start):
+            return words
+    return str(verdict)
+
 
 # --------------------------------------------------------------------------
 # 1. the ceiling: how far the groups' item profiles differ at all

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from gbstats.alignment.group_comparison import VERDICT_NOTE, short_verdict  # noqa: F401
 from studies.name_gender.human import FIXED_3, HUMAN_MODELS
 
 EXPERIMENTS = {1: "Exp 1", 2: "Exp 2", 3: "Exp 3", 4: "Exp 4"}
@@ -326,25 +327,6 @@ def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
         verdict=[short_verdict(v) for v in view["verdict"]])[
         ["heading", "test", "estimate", "ci_low", "ci_high", "p_value",
          "p_holm", "p_equivalence_holm", "verdict"]]
-
-
-# the conclusions of gbstats.alignment.group_comparison.verdict (and the study's own for a
-# fit that did not converge) in a word or two; VERDICT_NOTE says what each means
-SHORT_VERDICTS = (("difference", "Difference"), ("equivalent", "Equivalent"),
-                  ("no evidence either way", "Neither shown"),
-                  ("no evidence of a difference", "No difference shown"),
-                  ("not interpretable", "Not converged"))
-VERDICT_NOTE = ("Conclusion: Difference, Holm p < .05; Equivalent, within the equivalence "
-                "bound by TOST (Holm p < .05); Neither shown, neither test rejects at this "
-                "sensitivity; No difference shown, Holm p >= .05 where there is no equivalence "
-                "bound; Not converged, lme4 did not converge, so the row is not evidence")
-
-
-def short_verdict(verdict: str) -> str:
-    for start, words in SHORT_VERDICTS:
-        if str(verdict).startswith(start):
-            return words
-    return str(verdict)
 
 
 def reliability_view(reliability: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gbstats.alignment.group_comparison import VERDICT_NOTE
 from studies.singular_they.analysis import ITEM_SETS, usable_groupings
 
 # the model score every corrected view uses: surprisal (bits), the paper's measure
@@ -330,9 +331,9 @@ def report_rq2(report, s) -> None:
                         "in the reliability table); SE from the items resampled jointly for "
                         "both groups plus each group's people; z test, two-sided p, Holm "
                         "within each grouping (both item sets). Equivalence: two one-sided "
-                        f"tests at +/-{EQUIVALENCE_BOUND:.2f}, Holm within the same family; "
-                        "the verdict reads the two Holm-adjusted p values (the z statistic, "
-                        "unadjusted p and smallest provable bound are in results.json)."])
+                        f"tests at ±{EQUIVALENCE_BOUND:.2f}, Holm within the same family (the "
+                        "SE, z statistic, unadjusted p and smallest provable bound are in "
+                        "results.json).", VERDICT_NOTE])
     report.table("group_profile_agreement", V.profile_agreement_view(s.profile_agreement,
                                                                      s.group_reliability),
                  "The ceiling of each comparison: how closely two groups' item profiles agree",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gbstats.alignment.group_comparison import short_verdict
 from gbstats.report.study_report import ENGINE_WORDS as ENGINES
 from studies.singular_they.analysis import (GROUPINGS, ITEM_SETS, MEASURES, NB_ORDER,
                                             STAGE_ORDER)
@@ -19,7 +20,7 @@ LABELS = {"label": "Antecedent type", "n": "Stimuli", "group": "Group",
           "reliability": "Reliability", "noise_ceiling": "Noise ceiling",
           "r_corrected": "Corrected r", "statistic": "z", "p_holm": "p (Holm)",
           "backend": "Engine", "p_equivalence_holm": "p equivalence (Holm)",
-          "verdict": "Verdict"}
+          "verdict": "Conclusion"}
 
 # ---------------------------------------------------------------------------
 # the model-side regressions: terms and groups in words
@@ -210,9 +211,9 @@ def corrected_comparisons_view(table: pd.DataFrame, n_items: pd.DataFrame) -> pd
         "heading": [_heading(g, s, n) for g, s, n in
                     zip(table["grouping"], table["item_set"], _items_per_set(table, n_items))],
         "comparison": comparison_words(table["group_a"], table["group_b"]),
-        **{c: table[c].to_numpy() for c in ("difference", "se", "ci_low", "ci_high",
+        **{c: table[c].to_numpy() for c in ("difference", "ci_low", "ci_high",
                                             "p_holm", "p_equivalence_holm")},
-        "verdict": [str(v).replace("+/-", "±") for v in table["verdict"]]})
+        "verdict": [short_verdict(v) for v in table["verdict"]]})
 
 
 def profile_agreement_view(table: pd.DataFrame, n_items: pd.DataFrame) -> pd.DataFrame:
