@@ -152,7 +152,11 @@ def model_rows(spec: HumanModel, table: pd.DataFrame) -> tuple[pd.DataFrame, dic
     from gbstats.mixed.formula import parse_formula
 
     parsed = parse_formula(spec.formula)
-    keep = list(dict.fromkeys([parsed.response, *parsed.columns]))
+    # the participant and the character travel with the rows even where the formula has no
+    # random effect for them: the design check (gbstats.mixed.design) then sees that Exp 2's
+    # PSA and Biographies vary only between participants, which the authors' models have
+    # no random effect for (issue 31); the fit itself uses the formula's columns only
+    keep = list(dict.fromkeys([parsed.response, *parsed.columns, "participant", "Name"]))
     return rows[[c for c in keep if c in rows.columns]].reset_index(drop=True), \
         {k: v for k, v in contrasts.items() if k in parsed.columns}
 
@@ -236,7 +240,10 @@ def fit_status(fit, glm_se: pd.Series | None = None) -> dict:
     `P_Acc ~ M_Acc_Factor * Pronoun + (1 | SubjID)`: every SE 0.0017, against the glm's
     0.08-0.42). SEs below a quarter of the glm's are declared unreadable.
     """
-    messages = list(fit.warnings)
+    from gbstats.mixed.design import is_design_warning
+
+    # lme4's own messages; the design check's findings are the model table's notes
+    messages = [w for w in fit.warnings if not is_design_warning(w)]
     gradient = [float(m.group(1)) for w in messages for m in [GRADIENT.search(w)] if m]
     singular = any("singular" in w.lower() for w in messages)
     se_ratio = np.nan

@@ -250,3 +250,24 @@ def test_the_model_table_never_prints_the_failed_fits_ses(fits, tmp_path):
     assert f"{ses.min():.5f}" in block and "FAILED fit" in block and "not shown" in block
     # the others keep theirs
     assert block.count("(0.080)") == 2
+
+
+@pytest.mark.needs_r
+@pytest.mark.slow
+def test_the_design_check_finds_exp2s_between_participant_conditions(fits):
+    # issue 31's design check on the authors' models, as published: Exp 2's PSA and
+    # Biographies were assigned per participant (12 characters each), and the models have
+    # (1 | Name) only, so each participant's 12 rows count as independent evidence about
+    # the conditions. Exp 1's models carry a participant random effect: no finding.
+    from gbstats.mixed.design import is_design_warning
+
+    fitted, status = fits
+    for key, engines in fitted.items():
+        fit = engines.get("lme4") or engines["glm"]
+        found = [w for w in fit.warnings if is_design_warning(w)]
+        if key.startswith("exp2"):
+            assert found and all("between the levels of participant" in w for w in found), key
+            assert any(w.startswith("design check: PSA varies") for w in found), key
+            assert not any(w in status[key]["lme4_messages"] for w in found), key
+        else:
+            assert found == [], (key, found)
