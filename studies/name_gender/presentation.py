@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gbstats.alignment.group_comparison import VERDICT_NOTE, short_verdict  # noqa: F401
+from gbstats.alignment.group_comparison import short_verdict
 from studies.name_gender.human import FIXED_3, HUMAN_MODELS
 
 EXPERIMENTS = {1: "Exp 1", 2: "Exp 2", 3: "Exp 3", 4: "Exp 4"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gbstats.alignment.group_comparison import VERDICT_NOTE
 from gbstats.data.registry import load_dataset
 from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from studies.name_gender import alignment as A
@@ -629,7 +630,7 @@ def report(run, report, out):
                      "within family and equivalence", record=shown, groups="heading",
                      labels=P.VIEW_LABELS,
                      p_columns=["p_value", "p_holm", "p_equivalence_holm"],
-                     notes=[P.VERDICT_NOTE,
+                     notes=[VERDICT_NOTE,
                             f"Equivalence bound: ±{A.EQUIVALENCE_BOUND:.2f} on the "
                             "corrected-r scale (none for the GLMM rows).",
                             "Test: the experiment, and the condition where not all. Tests per family: "
