@@ -100,10 +100,14 @@ def split_of(timings: dict, wall: float) -> dict:
     twin_records = [
         {"name": f["name"], "backend": f["backend"], "seconds": f["seconds"],
          "reused": f["reused"], "stopped_by": f.get("stopped_by"),
+         "background": bool(f.get("background")), "waited_s": f.get("waited"),
          "attempts": f.get("attempts", [])}
         for f in fits if f.get("bayes")]
     return {"scoring_s": round(scoring, 2), "frequentist_fits_s": round(frequentist, 2),
             "twins_s": round(twins, 2),
+            # twins started in the background: their whole seconds, overlapping with the
+            # other parts (twins_s has only the time the run waited for them)
+            "background_twins_s": round(timings.get("background_twins_s", 0.0), 2),
             "rest_s": round(max(0.0, wall - scoring - frequentist - twins), 2),
             "steps_s": {k: round(v, 2) for k, v in timings.get("steps", {}).items()},
             "n_fits": len(fits), "n_fits_reused": sum(1 for f in fits if f.get("reused")),
@@ -148,11 +152,16 @@ def miss_reason(record: dict) -> str:
     return reason
 
 
-def time_study(study: str, flags: list[str] | None = None) -> dict:
+def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | None = None) -> dict:
     entry: dict = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "flags": flags or [], "default_run": not flags}
     with tempfile.TemporaryDirectory(prefix=f"study_times_{study}_") as tmp:
         cache, out = Path(tmp) / "cache", Path(tmp) / "out"
+        if keep_caches is not None:  # kept for profiling the warm run afterwards
+            cache = keep_caches / study
+            if cache.exists():
+                raise SystemExit(f"--keep-caches: {cache} exists; a cold run needs a fresh "
+                                 f"cache folder (move it aside or name another folder)")
         for kind in ("cold", "warm"):
             print(f"{study}: {kind} run ...", file=sys.stderr, flush=True)
             record = run_once(study, cache, out, flags)
@@ -176,6 +185,9 @@ def main(argv=None) -> dict:
     p.add_argument("--flags", action="append", default=[], metavar="NAME=FLAGS",
                    help="run study NAME with these flags instead of its defaults (repeatable)")
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--keep-caches", type=Path, default=None, metavar="DIR",
+                   help="keep each study's score and fit cache in DIR/<study> (default: a "
+                        "temporary folder, removed), e.g. to profile its warm run later")
     args = p.parse_args(argv)
     names = discovered_studies()
     chosen = args.study or names
@@ -198,12 +210,15 @@ def main(argv=None) -> dict:
                                      "fits), the embedded model already converted; warm: the "
                                      "same command again on those caches",
                              "split": "from results.json provenance timings (the runner's "
-                                      "records); rest = wall - scoring - fits - twins"},
+                                      "records); rest = wall - scoring - fits - twins; a twin "
+                                      "started in the background (run.start_twin) counts in "
+                                      "twins_s only for the time the run waited for it, its "
+                                      "whole seconds are background_twins_s"},
                 "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                             "python": platform.python_version()}})
     studies = doc.setdefault("studies", {})
     for name in chosen:
-        studies[name] = time_study(name, flags.get(name))
+        studies[name] = time_study(name, flags.get(name), args.keep_caches)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(doc, indent=2) + "\n")  # after each study: a long run keeps what it has
     missing = [n for n in names if n not in studies]

@@ -149,6 +149,10 @@ class Run:
     scored: dict[str, int] = field(default_factory=dict)
     simulated: bool = False
     _lme4: bool | None = None
+    # twins started early by start_twin, collected by run.fit (gbstats.mixed.background)
+    _background: Any = None
+    # {name: seconds the run waited for that background twin when run.fit collected it}
+    _background_twins: dict[str, float] = field(default_factory=dict)
 
     # -- flags every study has -------------------------------------------------
     @property
@@ -249,7 +253,7 @@ class Run:
         the run's flags (--no-cache, --cache-dir). The warnings go to the
         report, labelled with `name`; the runner adds the reused-fits note.
         """
-        from gbstats.mixed.fitting import fit_with_twin
+        from gbstats.mixed.fitting import fit_bayes_twin, fit_with_twin
 
         if name in self.fits:
             raise ValueError(f"run.fit: the name {name!r} is already used by another fit of "
@@ -260,14 +264,57 @@ class Run:
         if not engines:
             return self.record_fits(name, {})
         self.say(f"      fitting {name}: {formula} ({', '.join(engines)})")
+        options = self._twin_options(family, contrasts, priors, draws, seed, loo)
+        started = (self._background.take(name, fit_bayes_twin, formula, data, options)
+                   if self._background is not None and twin else None)
+        if started is not None:
+            started = WaitTimed(started)
         fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
-                             draws=getattr(self.args, "draws", 1000) if draws is None else draws,
-                             seed=self.seed if seed is None else seed, loo=loo,
+                             draws=options["draws"], seed=options["seed"], loo=loo,
                              optimizer=optimizer, contrasts=contrasts, priors=priors,
-                             **self.cache)
+                             twin_started=started, **self.cache)
+        if started is not None:
+            self._background_twins[name] = started.waited
         if twin:
             self.say(f"      {name}: fitted")
         return self.record_fits(name, fits)
+
+    def start_twin(self, formula: str, data: pd.DataFrame, *, name: str,
+                   family: str = "gaussian", contrasts: Mapping | None = None,
+                   priors: Mapping | None = None, draws: int | None = None,
+                   seed: int | None = None, loo: bool = True) -> None:
+        """Start now, in a worker thread, the Bayesian twin that a later
+        `run.fit(formula, data, name=name, ...)` with the same arguments will collect
+        (nothing without the twin: --no-bayes). Its compiling and sampling then overlap
+        with what the run does in between (gbstats.mixed.background says why); the
+        numbers are those of a twin fitted in place. run.fit refuses a twin started with
+        other inputs than its own."""
+        from gbstats.mixed.background import BackgroundFits
+        from gbstats.mixed.fitting import fit_bayes_twin
+
+        if not self.bayes:
+            return
+        if self._background is None:
+            self._background = BackgroundFits()
+        self._background.start(name, fit_bayes_twin, formula, data,
+                               **self._twin_options(family, contrasts, priors, draws, seed,
+                                                    loo), **self.cache)
+
+    def _twin_options(self, family, contrasts, priors, draws, seed, loo) -> dict:
+        from gbstats.mixed.fitting import twin_options
+
+        return twin_options(family=family, contrasts=contrasts, priors=priors, loo=loo,
+                            draws=getattr(self.args, "draws", 1000) if draws is None else draws,
+                            seed=self.seed if seed is None else seed)
+
+    def background_fits_left(self) -> None:
+        """At the end of the fit steps: every twin started was collected by run.fit (a
+        study's own mistake otherwise: one sampled for nothing)."""
+        if self._background is not None and self._background.pending():
+            left = self._background.pending()
+            self._background.cancel()
+            raise ValueError(f"twins started with run.start_twin and never fitted with "
+                             f"run.fit: {', '.join(left)}")
 
     def _frequentist_backends(self, formula: str, family: str, wanted: list[str],
                               name: str) -> list[str]:
@@ -307,7 +354,10 @@ class Run:
         in `fits`, twin or not, go to the time split (provenance "timings")."""
         from gbstats.mixed.fitting import BAYES_BACKEND, bayes_twins_of, twin_record
 
-        self.fit_seconds += [fit_timing(name, label, fit) for label, fit in fits.items()]
+        self.fit_seconds += [fit_timing(name, label, fit, background=(
+                                 label == BAYES_BACKEND and name in self._background_twins),
+                                 waited=self._background_twins.get(name))
+                             for label, fit in fits.items()]
         for label, twin in bayes_twins_of(fits).items():
             if "rhat_max" not in twin.fit_stats:
                 continue
@@ -339,13 +389,33 @@ class Run:
         self.data_files.update(file_checksums([p for p in paths if p]))
 
 
-def fit_timing(name: str, label: str, fit) -> dict:
+class WaitTimed:
+    """A started fit (a Future) that records how long its `result()` waited."""
+
+    def __init__(self, future):
+        self.future, self.waited = future, 0.0
+
+    def result(self):
+        began = time.perf_counter()
+        try:
+            return self.future.result()
+        finally:
+            self.waited += time.perf_counter() - began
+
+
+def fit_timing(name: str, label: str, fit, background: bool = False,
+               waited: float | None = None) -> dict:
     """What one fit cost (`Run.fit_seconds`): its wall time (0 when reused from the fit
-    cache), and for a Bayesian twin each attempt's draws, seconds and ESS per second."""
+    cache), whether it ran in the background (`Run.start_twin`: its seconds overlap with
+    the run's other work), and for a Bayesian twin each attempt's draws, seconds and ESS
+    per second."""
     stats = fit.fit_stats
     reused = bool(stats.get("reused_from_cache"))
     record = {"name": name, "backend": label, "bayes": getattr(fit, "backend", None) == "bambi",
-              "reused": reused, "seconds": 0.0 if reused else stats.get("seconds")}
+              "reused": reused, "seconds": 0.0 if reused else stats.get("seconds"),
+              "background": background}
+    if background:
+        record["waited"] = round(waited or 0.0, 3)
     if record["bayes"] and "attempts" in stats:
         record["stopped_by"] = stats.get("stopped_by")
         record["attempts"] = [
@@ -363,12 +433,17 @@ def timings_record(run: "Run") -> dict:
     reader (benchmarks/study_times.py) needs: scoring, frequentist fits, twins, the rest."""
     fits = run.fit_seconds
     frequentist = sum(f["seconds"] or 0.0 for f in fits if not f["bayes"])
-    twins = sum(f["seconds"] or 0.0 for f in fits if f["bayes"])
+    # twins fitted in place take their seconds from the steps; those started in the
+    # background overlap with the steps, and only the time the run waited for them counts
+    twins = sum((f.get("waited", 0.0) if f.get("background") else f["seconds"]) or 0.0
+                for f in fits if f["bayes"])
+    background = sum(f["seconds"] or 0.0 for f in fits if f["bayes"] and f.get("background"))
     steps = dict(run.step_seconds)
     timed = sum(steps.values())
     scoring = steps.get("score", 0.0)
     return {"steps": steps, "scoring_s": scoring, "frequentist_fits_s": frequentist,
-            "twins_s": twins, "rest_s": max(0.0, timed - scoring - frequentist - twins),
+            "twins_s": twins, "background_twins_s": background,
+            "rest_s": max(0.0, timed - scoring - frequentist - twins),
             "scored_texts": run.scored.get("computed", 0),
             "cached_texts": run.scored.get("cache_hits", 0),
             "forward_batches": run.scored.get("batches", 0), "fits": fits}
@@ -539,7 +614,7 @@ def interrupted_summary(out) -> str:
 
 def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | None:
     from gbstats.mixed import fit_cache
-    from gbstats.mixed.clean_process import clean_fits
+    from gbstats.mixed.clean_process import clean_fits, start_server_early
     from gbstats.mixed.fit_cache import fit_cache_snapshot, fit_cache_store_failures
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.study_report import StudyReport
@@ -556,6 +631,8 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     check_resampling_flags(run)
     stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()
+    # Every study fits with R: its clean process starts while the study loads and scores
+    start_server_early()
     started = time.perf_counter()
     state = study.load(run, None)
     run.step_seconds["load"] = time.perf_counter() - started
@@ -572,7 +649,13 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     # R fits in a clean process: the same numbers whichever way the scores arrived
     with clean_fits():
         started = time.perf_counter()
-        state = study.fit(run, state)
+        try:
+            state = study.fit(run, state)
+        except BaseException:
+            if run._background is not None:  # an early stop: nothing left to start
+                run._background.cancel()
+            raise
+        run.background_fits_left()
         run.step_seconds["fit"] = time.perf_counter() - started
         INTERRUPTS.check()
         started = time.perf_counter()

@@ -13,6 +13,7 @@ warning names an engine the same way:
 """
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 import time
@@ -78,6 +79,17 @@ SEED_LIMIT = 2**32  # numpy and PyMC take seeds 0 .. 2**32 - 1
 # them on stderr (studies.common.show_gbstats_progress); in a notebook,
 # logging.basicConfig(level=logging.INFO) does.
 PROGRESS = logging.getLogger("gbstats.progress")
+# The name of the fit whose twin is sampling, when the twin runs in a worker thread
+# (gbstats.mixed.background) while the run prints its own lines: its progress lines then
+# say which twin they are about ("human model twin, attempt 1/3: ...").
+TWIN_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("gbstats_twin_label",
+                                                                        default=None)
+
+
+def _twin_progress(line: str) -> None:
+    label = TWIN_LABEL.get()
+    PROGRESS.info(f"{label} twin, attempt {line.removeprefix('twin attempt ')}" if label
+                  else line)
 
 
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",
@@ -123,7 +135,7 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     while True:
         number = len(attempts) + 1
         attempt_seed = None if seed is None else (seed + number - 1) % SEED_LIMIT
-        PROGRESS.info(twin_attempt_start(number, most, draws, tune, attempts))
+        _twin_progress(twin_attempt_start(number, most, draws, tune, attempts))
         began = time.perf_counter()
         fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
                         seed=attempt_seed, loo=loo, contrasts=contrasts, priors=priors,
@@ -144,7 +156,7 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
             stopped = "time budget"
         else:
             stopped = None
-        PROGRESS.info(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
+        _twin_progress(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
         if stopped is not None:
             break
         draws, tune = 2 * draws, 2 * tune
@@ -283,7 +295,8 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                   tune: int | None = None, seed: int | None = None, loo: bool = True,
                   optimizer: str | None = None, contrasts: Mapping | None = None,
                   use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
-                  prior_widen: float = 1.0, twin_seconds: float | None = None) -> dict:
+                  prior_widen: float = 1.0, twin_seconds: float | None = None,
+                  twin_started=None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
@@ -293,6 +306,9 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
+    `twin_started`: the twin of these very inputs, already started in the background
+    (a Future from `gbstats.mixed.background.BackgroundFits.take`), collected after the
+    frequentist fits instead of fitting it again.
     """
     from gbstats.mixed.fit_cache import cached_fit
 
@@ -301,12 +317,26 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                           optimizer=optimizer, contrasts=contrasts, **cache)
             for b in backends}
     if bayes:
-        fits[BAYES_BACKEND] = cached_fit(fit_bayes_twin, formula, data, family=family,
-                                         draws=draws, tune=tune, seed=seed, loo=loo,
-                                         contrasts=contrasts, priors=priors,
-                                         prior_widen=prior_widen, max_seconds=twin_seconds,
-                                         **cache)
+        fits[BAYES_BACKEND] = (
+            twin_started.result() if twin_started is not None
+            else cached_fit(fit_bayes_twin, formula, data,
+                            **twin_options(family=family, draws=draws, tune=tune, seed=seed,
+                                           loo=loo, contrasts=contrasts, priors=priors,
+                                           prior_widen=prior_widen, max_seconds=twin_seconds),
+                            **cache))
     return fits
+
+
+def twin_options(*, family: str = "gaussian", draws: int = 1000, tune: int | None = None,
+                 seed: int | None = None, loo: bool = True, contrasts: Mapping | None = None,
+                 priors: Mapping | None = None, prior_widen: float = 1.0,
+                 max_seconds: float | None = None) -> dict:
+    """The keywords of `fit_bayes_twin` as fit_with_twin passes them: one place, so that a
+    twin started in the background (`studies.pipeline.Run.start_twin`) has the very
+    fit-cache key of the one fit_with_twin would make."""
+    return {"family": family, "draws": draws, "tune": tune, "seed": seed, "loo": loo,
+            "contrasts": contrasts, "priors": priors, "prior_widen": prior_widen,
+            "max_seconds": max_seconds}
 
 
 def reused_fits_note(fits: Mapping[str, Mapping]) -> list[str]:

@@ -130,6 +130,12 @@ def fit(run, s):
     # run.fit: the fit cache (next to the score cache), warnings, and the twin unless --no-bayes
     say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
     rows = A.close_gendered_rows(s.scored)
+    human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
+    # Both twins start now, in the background: their compiling and sampling (about 30 s
+    # cold) overlap with the R fits and the correlations (gbstats.mixed.background).
+    run.start_twin(A.MODEL_FORMULA, rows, name="model LMM", loo=False)
+    run.start_twin(A.HUMAN_FORMULA, human_rows, name="human model",
+                   contrasts=A.HUMAN_CONTRASTS, loo=False)
     s.model_fits = run.fit(A.MODEL_FORMULA, rows, name="model LMM", backends=lmm_backends(run),
                            loo=False)
     s.backends = [b for b in s.model_fits if b != "pymc"]   # what was fitted (no R: statsmodels)
@@ -155,7 +161,6 @@ def fit(run, s):
     AL.fit_rq2(run, s)
 
     say("[4/5] fitting the human data's own model")
-    human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
     if "lme4" not in s.backends:
         run.note("the human model has crossed random effects (participant and item), which "
                  "only the lme4 backend fits; it was skipped")

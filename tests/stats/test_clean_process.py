@@ -110,3 +110,17 @@ def test_a_call_cut_short_by_ctrl_c_leaves_no_answer_for_the_next_call():
     assert time.monotonic() - started < 20
     assert server.process.wait(timeout=10) is not None  # ended, with the sleeping child
     assert in_clean_process(sorted, [3, 1, 2]) == [1, 2, 3]  # not the sleep's None
+
+
+def test_a_server_started_early_is_the_one_the_first_fit_uses(monkeypatch):
+    """A study starts the server before it loads and scores (studies.pipeline), so that R's
+    start overlaps with them: the first fit then uses that server, and no second one."""
+    from gbstats.mixed import clean_process
+
+    clean_process._close_server()
+    assert clean_process.start_server_early()
+    server = clean_process._SERVER
+    assert in_clean_process(sorted, [2, 1]) == [1, 2]
+    assert clean_process.start_server_early() and clean_process._SERVER is server
+    monkeypatch.setenv("GBSTATS_FIT_IN_PROCESS", "1")
+    assert not clean_process.start_server_early()

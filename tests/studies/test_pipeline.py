@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from gbstats.errors import DataValidationError, JoinError
+from gbstats.errors import DataValidationError, GbstatsError, JoinError
 from studies.__main__ import main as studies_main
 from studies.pipeline import Study
 from studies.discovery import discover, get_study
@@ -258,3 +258,35 @@ def test_prior_sensitivity_refits_the_twin_with_twice_wider_priors(tmp_path):
     coefs = pd.DataFrame(results["tables"]["coefs"]).set_index("term")
     assert table.set_index("term")["estimate"].to_dict() == coefs["estimate"].to_dict()
     assert (table["model"] == "tiny twin").all()
+
+
+# --- run.start_twin: a twin started early is collected only by the fit it was started for ---
+
+def test_a_twin_started_with_other_data_is_refused_by_run_fit(tmp_path):
+    """The twin (an unsupported family, so that the worker stops at once instead of
+    compiling) was started on other rows than run.fit's: run.fit refuses to collect it."""
+    run = _run(tmp_path)
+    rows = _paired_rows()
+    run.start_twin("y ~ x + (1|frame)", rows, name="m", family="poisson")
+    with pytest.raises(GbstatsError, match="'m' was started with another formula, data"):
+        run.fit("y ~ x + (1|frame)", rows.assign(y=rows["y"] * 2), name="m", backends=(),
+                family="poisson")
+
+
+def test_a_twin_started_and_never_fitted_is_a_mistake_the_runner_names(tmp_path):
+    run = _run(tmp_path)
+    run.start_twin("y ~ x + (1|frame)", _paired_rows(), name="forgotten", family="poisson")
+    with pytest.raises(ValueError, match="never fitted with run.fit: forgotten"):
+        run.background_fits_left()
+    run.background_fits_left()  # said once; nothing is left after it
+
+
+def test_a_background_twin_error_is_raised_by_run_fit_and_start_twin_obeys_no_bayes(tmp_path):
+    run = _run(tmp_path)
+    rows = _paired_rows()
+    run.start_twin("y ~ x + (1|frame)", rows, name="m", family="poisson")
+    with pytest.raises(GbstatsError, match="unsupported family 'poisson'"):
+        run.fit("y ~ x + (1|frame)", rows, name="m", backends=(), family="poisson")
+    quiet = _run(tmp_path, "--no-bayes")
+    quiet.start_twin("y ~ x + (1|frame)", rows, name="m")
+    quiet.background_fits_left()  # --no-bayes: nothing was started

@@ -114,3 +114,25 @@ def test_a_missed_target_is_explained_by_the_largest_measured_part():
         "Bayesian twins: 900 s of 1000 s; human GLMM [pymc]: 1000 draws in 200 s (bulk ESS 520)")
     assert bench.target_for("singular_they", "cold") == 45.0
     assert bench.target_for("genda_lens", "cold") == 300.0 == 10 * bench.target_for("x", "warm")
+
+
+def test_a_background_twin_counts_the_time_the_run_waited_for_it():
+    """A twin started with run.start_twin overlaps with the fit step: the split counts the
+    seconds the run waited for it as twin time, and its whole seconds apart, so that the
+    parts still add up to the steps (rest = steps - scoring - fits - twins)."""
+    from types import SimpleNamespace
+
+    from studies.pipeline import timings_record
+
+    run = SimpleNamespace(
+        step_seconds={"load": 1.0, "score": 10.0, "fit": 30.0, "tables": 0.0, "report": 2.0},
+        scored={}, fit_seconds=[
+            {"name": "m", "backend": "lme4", "bayes": False, "reused": False, "seconds": 5.0,
+             "background": False},
+            {"name": "m", "backend": "pymc", "bayes": True, "reused": False, "seconds": 20.0,
+             "background": True, "waited": 4.0},
+            {"name": "h", "backend": "pymc", "bayes": True, "reused": False, "seconds": 8.0,
+             "background": False}])
+    t = timings_record(run)
+    assert t["twins_s"] == 4.0 + 8.0 and t["background_twins_s"] == 20.0
+    assert t["rest_s"] == 43.0 - 10.0 - 5.0 - 12.0
