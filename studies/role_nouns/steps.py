@@ -109,6 +109,9 @@ def score(run, s):
 
 def fit(run, s):
     args = run.args
+    # the GLMM's twin (about 45 s) samples in the background during the bootstraps and the
+    # permutation tests; fit_human_model collects it (gbstats.mixed.background)
+    run.start_twin(A.GLMM_FORMULA, A.glmm_rows(s.trials), name="human GLMM", family="binomial")
     say("[3/6] group log-likelihoods with participant-bootstrap CIs")
     s.loglik = A.group_loglik_table(s.trials, s.item_probs, n_boot=args.n_boot, seed=run.seed)
     say("[4/6] permutation tests: best-fitting group vs the next")
