@@ -146,10 +146,34 @@ def miss_reason(record: dict) -> str:
                                 f"(bulk ESS {a['ess_bulk_min']:.0f})" for a in t["attempts"])
                     for t in split["twins"] if not t["reused"] and t["attempts"]]
         reason += "; " + "; ".join(attempts) if attempts else ""
+    if largest.startswith("the rest"):
+        steps = split.get("steps_s", {})
+        in_fit = steps.get("fit", 0.0) - split["frequentist_fits_s"] - split["twins_s"]
+        startup = record["wall_s"] - sum(steps.values())
+        reason += (f"; of it {max(in_fit, 0.0):.0f} s in the fit step outside the fits "
+                   f"(bootstraps, correlations, tables), {steps.get('load', 0.0):.0f} s "
+                   f"loading data, {steps.get('report', 0.0):.0f} s writing the report, "
+                   f"{max(startup, 0.0):.0f} s start-up and exit")
+    if split.get("background_twins_s"):
+        reason += (f"; the Bayesian twins ran in the background for "
+                   f"{split['background_twins_s']:.0f} s, overlapping with the rest (the run "
+                   f"waited {split['twins_s']:.0f} s for them)")
     load = record.get("load_average_before", [0])[0]
     if load > (os.cpu_count() or 1) * 1.5:
         reason += f" (load average {load:.1f} on {os.cpu_count()} cores when it started)"
     return reason
+
+
+def rewrite_reasons(path: Path) -> dict:
+    """Every recorded run's `reason`, derived again from its recorded split."""
+    doc = json.loads(path.read_text())
+    for entry in doc.get("studies", {}).values():
+        for kind in ("cold", "warm"):
+            record = entry.get(kind)
+            if record and record.get("within_target") is False:
+                record["reason"] = miss_reason(record)
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return doc
 
 
 def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | None = None) -> dict:
@@ -188,7 +212,12 @@ def main(argv=None) -> dict:
     p.add_argument("--keep-caches", type=Path, default=None, metavar="DIR",
                    help="keep each study's score and fit cache in DIR/<study> (default: a "
                         "temporary folder, removed), e.g. to profile its warm run later")
+    p.add_argument("--reasons-only", action="store_true",
+                   help="run nothing: derive each recorded run's reason again from its "
+                        "recorded split (after a change to how reasons are worded)")
     args = p.parse_args(argv)
+    if args.reasons_only:
+        return rewrite_reasons(Path(args.out))
     names = discovered_studies()
     chosen = args.study or names
     flags = {}

@@ -116,6 +116,24 @@ def test_a_missed_target_is_explained_by_the_largest_measured_part():
     assert bench.target_for("genda_lens", "cold") == 300.0 == 10 * bench.target_for("x", "warm")
 
 
+def test_a_miss_in_the_rest_says_where_the_rest_went_and_what_ran_in_the_background():
+    """rest = wall - scoring - fits - waited-for twins; its reason splits it by step, and a
+    twin in the background is named with its whole seconds and the time waited."""
+    bench = study_times_module()
+    timings = {"scoring_s": 15.0, "frequentist_fits_s": 10.0, "twins_s": 5.0,
+               "background_twins_s": 40.0,
+               "steps": {"load": 1.0, "score": 15.0, "fit": 40.0, "tables": 0.0, "report": 3.0},
+               "fits": []}
+    record = {"exit_code": 0, "wall_s": 68.0, "split": bench.split_of(timings, wall=68.0),
+              "load_average_before": [0.5]}
+    assert record["split"]["rest_s"] == 38.0
+    assert bench.miss_reason(record) == (
+        "the rest (data loading, bootstraps, tables, report, start-up): 38 s of 68 s; of it "
+        "25 s in the fit step outside the fits (bootstraps, correlations, tables), 1 s loading "
+        "data, 3 s writing the report, 9 s start-up and exit; the Bayesian twins ran in the "
+        "background for 40 s, overlapping with the rest (the run waited 5 s for them)")
+
+
 def test_a_background_twin_counts_the_time_the_run_waited_for_it():
     """A twin started with run.start_twin overlaps with the fit step: the split counts the
     seconds the run waited for it as twin time, and its whole seconds apart, so that the
