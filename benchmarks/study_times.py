@@ -170,7 +170,8 @@ def rewrite_reasons(path: Path) -> dict:
     for entry in doc.get("studies", {}).values():
         for kind in ("cold", "warm"):
             record = entry.get(kind)
-            if record and record.get("within_target") is False:
+            # a run stopped before it finished keeps the reason written when it was stopped
+            if record and record.get("within_target") is False and record.get("completed", True):
                 record["reason"] = miss_reason(record)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return doc

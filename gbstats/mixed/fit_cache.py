@@ -156,11 +156,32 @@ def fit_key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> s
 
 
 def call_key(func: Callable, inputs: dict) -> str:
-    """Digest of a function's name, its inputs (already fingerprinted) and the environment."""
+    """Digest of a function's name, its inputs (already fingerprinted) and the environment;
+    for a function defined outside gbstats (a study's), also its module's source, which
+    the environment does not cover: an edited study function is a miss, never a stale hit."""
+    extra = {}
+    if not func.__module__.split(".")[0] == "gbstats":
+        extra["source"] = module_source_digest(func)
     payload = json.dumps({"format": FORMAT_VERSION, "fit": f"{func.__module__}.{func.__qualname__}",
-                          **inputs, "environment": environment_fingerprint()},
+                          **inputs, **extra, "environment": environment_fingerprint()},
                          sort_keys=True, default=repr)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def module_source_digest(func: Callable) -> str:
+    """sha256 of the file that defines `func`; refused when there is none to read (a
+    function typed at the prompt), since its changes could not be seen."""
+    import inspect
+
+    from gbstats.errors import GbstatsError
+
+    try:
+        path = Path(inspect.getsourcefile(func) or "")
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (TypeError, OSError) as exc:
+        raise GbstatsError(f"the fit cache cannot key {func.__qualname__}: its source file "
+                           f"cannot be read ({exc}); define it in a module, or pass "
+                           f"use_cache=False") from None
 
 
 def cache_is_off(use_cache: bool) -> bool:

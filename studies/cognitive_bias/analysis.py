@@ -257,21 +257,22 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
     """{label: FitResult} for one dataset's rows: lme4 with alpha as factor and as number,
     and the Bayesian twin of the numeric model.
 
-    With `use_cache` the numeric-alpha fits are reused from the fit cache when
-    unchanged (gbstats.mixed.fit_cache). The factor fit is always made: the marginal
-    means (emmeans) need its live lme4 model, which the cache does not keep.
+    With `use_cache` every fit is reused from the fit cache when unchanged
+    (gbstats.mixed.fit_cache). The factor fit comes with its marginal means
+    (`factor_fit_with_means`, in fit_stats["marginal_means"]): emmeans needs the
+    live lme4 model, which neither the cache nor the clean R process hands back,
+    so both are made in one call and kept together.
     """
-    from gbstats.mixed.clean_process import clean_fits
-    from gbstats.mixed.fit_cache import cached_fit
+    from gbstats.mixed.fit_cache import cached_call, cached_fit
     from gbstats.mixed.fitting import BAYES_BACKEND, fit_bayes_twin, fit_frequentist
 
     cache = {"use_cache": use_cache, "cache_dir": cache_dir}
     fits = {}
     if lme4:
-        with clean_fits(False):  # in this process: marginal_means needs its live R model
-            fits["lme4, alpha factor"] = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows),
-                                                         "lme4", family="binomial",
-                                                         optimizer=optimizer)
+        (factor_fit, means), reused = cached_call(factor_fit_in_clean_process, rows,
+                                                  optimizer=optimizer, **cache)
+        factor_fit.fit_stats.update(marginal_means=means, reused_from_cache=reused)
+        fits["lme4, alpha factor"] = factor_fit
         fits["lme4, alpha numeric"] = cached_fit(fit_frequentist, GLMM_FORMULA, rows,
                                                  backend="lme4", family="binomial",
                                                  optimizer=optimizer, **cache)
@@ -280,6 +281,34 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
             fit_bayes_twin, GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed,
             **cache)
     return fits
+
+
+# emmeans' question of the factor fit: P(correct) per stereotype at each alpha, and pro - anti
+MARGINAL_QUESTION = {"specs": "stereotype", "by": "alpha", "scale": "response",
+                     "adjust": "none", "reverse": True}
+
+
+def factor_fit_with_means(rows: pd.DataFrame, optimizer: str | None = None):
+    """(the GLMM with alpha as a factor, its marginal means or None when it did not
+    converge), the fit without its live R model (picklable: it can come back from the
+    clean R process and go into the fit cache)."""
+    import dataclasses
+
+    from gbstats.mixed.fitting import fit_frequentist
+    from gbstats.mixed.marginal import marginal_means
+
+    fit = fit_frequentist(GLMM_FORMULA, alpha_as_factor(rows), "lme4", family="binomial",
+                          optimizer=optimizer)
+    means = marginal_means(fit, **MARGINAL_QUESTION) if fit_converged(fit) else None
+    return dataclasses.replace(fit, handle=None), means
+
+
+def factor_fit_in_clean_process(rows: pd.DataFrame, optimizer: str | None = None):
+    """`factor_fit_with_means` in the clean R process inside a study's fit step (its
+    numbers then depend on its inputs only, gbstats.mixed.clean_process), else here."""
+    from gbstats.mixed.clean_process import r_fit
+
+    return r_fit(factor_fit_with_means, rows, optimizer=optimizer)
 
 
 def prob_effect_grows_under_pressure(interaction_draws: np.ndarray) -> float:
@@ -405,8 +434,9 @@ def marginal_accuracy(glmms: dict) -> tuple[pd.DataFrame, pd.DataFrame, list[str
         if not fit_converged(result):
             notes.append(f"{dataset}: the {MARGINAL_FIT} GLMM did not converge; no marginal means")
             continue
-        mm = marginal_means(result, "stereotype", by="alpha", scale="response", adjust="none",
-                            reverse=True)
+        mm = result.fit_stats.get("marginal_means")
+        if mm is None:  # a fit made elsewhere, with its live R model
+            mm = marginal_means(result, **MARGINAL_QUESTION)
         means.append(mm.means.assign(dataset=dataset))
         contrasts.append(mm.contrasts.assign(dataset=dataset))
         notes = list(dict.fromkeys(notes + mm.notes))

@@ -76,11 +76,15 @@ def lmm_rows(maze: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def fit_maze_lmm(maze: pd.DataFrame, backend: str) -> dict:
-    """{dataset: FitResult} of log_rt ~ stereotype + (1|participant) + (1|sentence)."""
+def fit_maze_lmm(maze: pd.DataFrame, backend: str, *, use_cache: bool = False,
+                 cache_dir=None) -> dict:
+    """{dataset: FitResult} of log_rt ~ stereotype + (1|participant) + (1|sentence), reused
+    from the fit cache when unchanged (`use_cache`)."""
+    from gbstats.mixed.fit_cache import cached_fit
     from gbstats.mixed.lmm import fit_lmm
 
-    return {dataset: fit_lmm(LMM_FORMULA, lmm_rows(g), backend=backend)
+    return {dataset: cached_fit(fit_lmm, LMM_FORMULA, lmm_rows(g), backend=backend,
+                                use_cache=use_cache, cache_dir=cache_dir)
             for dataset, g in maze.groupby("dataset", sort=False)}
 
 

@@ -148,7 +148,7 @@ def fit(run, s):
     say("[4/6] MAZE: outliers, CDFs, Delta_MAZE, log_rt LMM")
     s.maze, s.outliers = M.remove_outliers(s.loaded.tables["maze"], log)
     s.delta = M.maze_delta(s.maze)
-    s.maze_fits = M.fit_maze_lmm(s.maze, backend="lme4") if use_lme4 else {}
+    s.maze_fits = M.fit_maze_lmm(s.maze, backend="lme4", **run.cache) if use_lme4 else {}
     for dataset, fit in s.maze_fits.items():
         run.record_fits(f"MAZE LMM {dataset}", {"lme4": fit})
     say(f"      Delta_QA and Delta_MAZE: {args.n_boot} bootstrap replicates")

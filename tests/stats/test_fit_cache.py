@@ -258,3 +258,28 @@ def test_an_entry_copied_over_another_fit_s_key_is_not_loaded(tmp_path):
     refit = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
     assert refit.fit_stats["reused_from_cache"] is False
     assert set(refit.coefs["term"]) == {"(Intercept)", "xb", "xc"}
+
+
+def test_a_cached_study_function_is_keyed_by_its_own_source_too(tmp_path, monkeypatch):
+    """gbstats' source is in every key (environment_fingerprint); a function of a study is
+    not part of it, so its module's source is added: editing it makes the next call a
+    miss instead of handing back what the old code computed."""
+    import importlib
+    import sys
+
+    from gbstats.mixed.fit_cache import cached_call
+
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    module = folder / "study_step.py"
+    module.write_text("def total(frame):\n    return float(frame['x'].sum())\n")
+    monkeypatch.syspath_prepend(str(folder))
+    frame = pd.DataFrame({"x": [1.0, 2.0]})
+    import study_step
+
+    assert cached_call(study_step.total, frame, cache_dir=tmp_path / "c") == (3.0, False)
+    assert cached_call(study_step.total, frame, cache_dir=tmp_path / "c") == (3.0, True)
+    module.write_text("def total(frame):\n    return float(frame['x'].sum()) * 10\n")
+    sys.modules.pop("study_step")
+    study_step = importlib.import_module("study_step")
+    assert cached_call(study_step.total, frame, cache_dir=tmp_path / "c") == (30.0, False)

@@ -790,13 +790,16 @@ def test_marginal_accuracy_per_stereotype_and_alpha(tmp_path):
         "sentence": [f"s{i % 60}" for i in range(n)]})
     glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1,
                                            use_cache=True, cache_dir=tmp_path)}
-    # a second call reuses the numeric fit from the cache; the factor fit, whose live lme4
-    # model emmeans needs, is always refitted, so the marginal means still work
+    first_means = A.marginal_accuracy(glmms)[0]
+    # a second call reuses both fits from the cache: the factor fit's marginal means were
+    # computed with its live lme4 model and are kept with it, so they still work
     glmms = {"sim": A.fit_stereotype_alpha(rows, lme4=True, bayes=False, draws=0, seed=1,
                                            use_cache=True, cache_dir=tmp_path)}
     assert glmms["sim"]["lme4, alpha numeric"].fit_stats["reused_from_cache"] is True
-    assert "reused_from_cache" not in glmms["sim"]["lme4, alpha factor"].fit_stats
+    assert glmms["sim"]["lme4, alpha factor"].fit_stats["reused_from_cache"] is True
+    assert glmms["sim"]["lme4, alpha factor"].handle is None
     means, contrasts, notes = A.marginal_accuracy(glmms)
+    pd.testing.assert_frame_equal(means, first_means)
     assert len(means) == 6 and set(means["stereotype"]) == {"anti", "pro"}
     assert means["estimate"].between(0, 1).all()
     assert list(contrasts["contrast"]) == ["pro - anti"] * 3
