@@ -163,7 +163,10 @@ class ScoreCache:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", rows)
             self._conn.execute("COMMIT")
-        stored_totals[self.path] = stored_totals.get(self.path, 0) + len(rows)
+            # counted at once after the commit, not after the guards' exits: a Ctrl-C landing
+            # in between left a committed batch uncounted, and the interrupted line then
+            # under-reported what was kept (hostile "score CLI: Ctrl-C mid-scoring")
+            stored_totals[self.path] = stored_totals.get(self.path, 0) + len(rows)
 
     def __len__(self) -> int:
         with self._guard():
