@@ -307,6 +307,11 @@ class Run:
                             draws=getattr(self.args, "draws", 1000) if draws is None else draws,
                             seed=self.seed if seed is None else seed)
 
+    def cancel_background_fits(self) -> None:
+        """Forget the twins started and not yet collected (a run that stops early)."""
+        if self._background is not None:
+            self._background.cancel()
+
     def background_fits_left(self) -> None:
         """At the end of the fit steps: every twin started was collected by run.fit (a
         study's own mistake otherwise: one sampled for nothing)."""
@@ -652,8 +657,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         try:
             state = study.fit(run, state)
         except BaseException:
-            if run._background is not None:  # an early stop: nothing left to start
-                run._background.cancel()
+            run.cancel_background_fits()  # an early stop: nothing left to start
             raise
         run.background_fits_left()
         run.step_seconds["fit"] = time.perf_counter() - started

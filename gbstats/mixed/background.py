@@ -32,6 +32,9 @@ from gbstats.errors import GbstatsError
 class _Started:
     key: str
     future: Future
+    formula: str
+    data_key: str
+    options: dict
 
 
 @dataclass
@@ -52,7 +55,8 @@ class BackgroundFits:
             raise ValueError(f"a background fit named {name!r} was already started; expected "
                              f"one name per fit")
         future: Future = Future()
-        self._started[name] = _Started(self.key(fit, formula, data, options), future)
+        self._started[name] = _Started(self.key(fit, formula, data, options), future, formula,
+                                       _data_key(data), _inputs(options))
         # the caller's context (clean_fits, progress label...) travels with the work
         context = contextvars.copy_context()
         work = (future, context, cached_fit, (fit, formula, data), options, name)
@@ -87,8 +91,7 @@ class BackgroundFits:
     def key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> str:
         from gbstats.mixed.fit_cache import fit_key
 
-        inputs = {k: v for k, v in options.items() if k not in ("use_cache", "cache_dir")}
-        return fit_key(fit, formula, data, inputs)
+        return fit_key(fit, formula, data, _inputs(options))
 
     def take(self, name: str, fit: Callable, formula: str, data: pd.DataFrame,
              options: dict) -> Future | None:
@@ -99,9 +102,16 @@ class BackgroundFits:
             return None
         if started.key != self.key(fit, formula, data, options):
             started.future.cancel()
+            differ = [what for what, same in (
+                ("formula", started.formula == formula),
+                ("data", started.data_key == _data_key(data)),
+                ("options", started.options == _inputs(options))) if not same]
+            found = (f"formula {formula!r} (started with {started.formula!r})"
+                     if "formula" in differ else ", ".join(differ) or "the fitting function")
             raise GbstatsError(f"the background fit {name!r} was started with another formula, "
-                               f"data or options than the fit that asks for it now; start it "
-                               f"with the same inputs, or do not start it")
+                               f"data or options than the fit that asks for it now (differing: "
+                               f"{found}); expected the same inputs: start it with them, or do "
+                               f"not start it")
         return started.future
 
     def pending(self) -> list[str]:
@@ -113,6 +123,17 @@ class BackgroundFits:
         for started in self._started.values():
             started.future.cancel()
         self._started.clear()
+
+
+def _inputs(options: dict) -> dict:
+    """The options that are the fit's inputs (the cache's own keywords are not)."""
+    return {k: v for k, v in options.items() if k not in ("use_cache", "cache_dir")}
+
+
+def _data_key(data: pd.DataFrame) -> str:
+    from gbstats.mixed.fit_cache import data_fingerprint
+
+    return str(data_fingerprint(data))
 
 
 def _labelled(var: contextvars.ContextVar, label: str, func: Callable, args: tuple,

@@ -53,9 +53,13 @@ def test_other_inputs_than_the_started_ones_are_refused(frame):
     fits = BackgroundFits()
     fits.start("m", fit_frequentist, FORMULA, frame, **OPTIONS)
     changed = frame.assign(y=frame["y"] + 1)
-    with pytest.raises(GbstatsError, match="'m' was started with another formula, data or "
-                                           "options"):
+    with pytest.raises(GbstatsError, match=r"'m' was started with another formula, data or "
+                                           r"options .*\(differing: data\)"):
         fits.take("m", fit_frequentist, FORMULA, changed, OPTIONS)
+    fits.start("f", fit_frequentist, FORMULA, frame, **OPTIONS)
+    with pytest.raises(GbstatsError, match=r"differing: formula 'y ~ 1 \+ \(1\|g\)' \(started "
+                                           r"with 'y ~ x \+ \(1\|g\)'\)"):
+        fits.take("f", fit_frequentist, "y ~ 1 + (1|g)", frame, OPTIONS)
 
 
 def test_a_name_never_started_is_none_and_a_name_started_twice_is_refused(frame):
