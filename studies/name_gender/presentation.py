@@ -373,6 +373,16 @@ def prompt_view(table: pd.DataFrame) -> pd.DataFrame:
          "mass_he_she_they", "mean_abs_change", "max_abs_change", "r_with_default"]]
 
 
+def twin_diagnostics_table(report, diagnostics: pd.DataFrame) -> None:
+    """The twins' largest R-hat and smallest bulk ESS. An ESS is an estimate, not a count
+    (ArviZ gives 583.66), so it is a number shown without decimals; the record keeps it."""
+    report.table("twin_diagnostics", twin_view(diagnostics),
+                 "Bayesian twins: largest R-hat and smallest bulk ESS",
+                 record=diagnostics, labels=VIEW_LABELS,
+                 kinds={"min_ess_bulk": "number", "n_draws": "count", "n_chains": "count"},
+                 decimals={"min_ess_bulk": 0})
+
+
 def twin_view(table: pd.DataFrame) -> pd.DataFrame:
     """twin_diagnostics for print: each fit by its name in words where it has one."""
     def words(key: str) -> str:

@@ -684,10 +684,7 @@ def report(run, report, out):
                      notes=["Interval: two-way bootstrap (participants and items), replicates "
                             "centred on r on the Fisher-z scale; p: t test with items as units."])
     if "twin_diagnostics" in out:
-        report.table("twin_diagnostics", P.twin_view(out["twin_diagnostics"]),
-                     "Bayesian twins: largest R-hat and smallest bulk ESS",
-                     record=out["twin_diagnostics"], labels=P.VIEW_LABELS,
-                     kinds={"min_ess_bulk": "count", "n_draws": "count", "n_chains": "count"})
+        P.twin_diagnostics_table(report, out["twin_diagnostics"])
     # the results a program reads by name (issue 31), also under "tables"
     for name in ("model_side_models", "group_comparison", "response_coverage"):
         if name in out:

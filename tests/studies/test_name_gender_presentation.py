@@ -72,3 +72,19 @@ def test_twin_diagnostics_name_each_fit_in_words():
     assert list(P.twin_view(table)["fit"]) == ["Exp 1, condition × rating",
                                                "Exp 3, he or she only, model side",
                                                "Exp 1 alignment"]
+
+
+def test_twin_diagnostics_table_shows_a_fractional_ess(tmp_path):
+    """The default run's twins give ArviZ's fractional bulk ESS (583.66 in the run that
+    failed at its report: the table had declared it a count). It is shown rounded, and the
+    record keeps it exact."""
+    from gbstats.report.study_report import StudyReport
+
+    report = StudyReport("name_gender", tmp_path, "t")
+    diagnostics = pd.DataFrame({"fit": ["exp1_m_nameGender"], "max_rhat": [1.0041],
+                                "min_ess_bulk": [583.6620395607994], "n_draws": [2000],
+                                "n_chains": [2], "sampler": ["nutpie"]})
+    P.twin_diagnostics_table(report, diagnostics)
+    tex = (tmp_path / "tables" / "twin_diagnostics.tex").read_text()
+    assert " 584 " in tex and "583.6" not in tex
+    assert report.tables["twin_diagnostics"]["min_ess_bulk"].iloc[0] == 583.6620395607994
