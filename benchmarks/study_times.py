@@ -203,6 +203,38 @@ def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | N
     return entry
 
 
+def time_warm_only(study: str, previous: dict, flags: list[str] | None, cache: Path) -> dict:
+    """Time the warm run again on a kept cache, keeping the recorded cold run: after a change
+    that puts more of a study's work in the caches, its warm run is what changed. The cache
+    is first brought up to date by one untimed run (what the change added is computed
+    there), so the timed run is warm."""
+    if not cache.is_dir():
+        raise SystemExit(f"--warm-only: {cache} does not exist; it needs the score and fit "
+                         f"cache of an earlier run (benchmarks/study_times.py --keep-caches)")
+    entry = dict(previous)
+    with tempfile.TemporaryDirectory(prefix=f"study_times_{study}_") as tmp:
+        print(f"{study}: bringing the kept cache up to date (untimed) ...", file=sys.stderr,
+              flush=True)
+        refresh = run_once(study, cache, Path(tmp) / "refresh", flags)
+        print(f"{study}: warm run ...", file=sys.stderr, flush=True)
+        record = run_once(study, cache, Path(tmp) / "out", flags)
+    record["target_s"] = target_for(study, "warm")
+    record["within_target"] = record["exit_code"] == 0 and record["wall_s"] <= record["target_s"]
+    if not record["within_target"]:
+        record["reason"] = miss_reason(record)
+    if flags:
+        record["within_target"] = None
+    record["date_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record["how_measured"] = (f"--warm-only on the cache kept from the cold run of "
+                              f"{previous.get('date_utc', 'an earlier run')}: one untimed run "
+                              f"first ({refresh['wall_s']:.0f} s, exit code "
+                              f"{refresh['exit_code']}) brought it up to date")
+    entry["warm"] = record
+    print(f"{study}: warm {record['wall_s']:.1f} s (target {record['target_s']:.0f} s)"
+          + (f": {record['reason']}" if "reason" in record else ""), file=sys.stderr, flush=True)
+    return entry
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--study", action="append", default=None,
@@ -216,7 +248,12 @@ def main(argv=None) -> dict:
     p.add_argument("--reasons-only", action="store_true",
                    help="run nothing: derive each recorded run's reason again from its "
                         "recorded split (after a change to how reasons are worded)")
+    p.add_argument("--warm-only", action="store_true",
+                   help="time only the warm run again, on the caches kept in --keep-caches "
+                        "DIR/<study>, and keep the recorded cold run")
     args = p.parse_args(argv)
+    if args.warm_only and args.keep_caches is None:
+        p.error("--warm-only needs --keep-caches DIR (the folder holding DIR/<study>)")
     if args.reasons_only:
         return rewrite_reasons(Path(args.out))
     names = discovered_studies()
@@ -248,7 +285,11 @@ def main(argv=None) -> dict:
                             "python": platform.python_version()}})
     studies = doc.setdefault("studies", {})
     for name in chosen:
-        studies[name] = time_study(name, flags.get(name), args.keep_caches)
+        if args.warm_only:
+            studies[name] = time_warm_only(name, studies.get(name, {}), flags.get(name),
+                                           args.keep_caches / name)
+        else:
+            studies[name] = time_study(name, flags.get(name), args.keep_caches)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(doc, indent=2) + "\n")  # after each study: a long run keeps what it has
     missing = [n for n in names if n not in studies]

@@ -154,3 +154,15 @@ def test_a_background_twin_counts_the_time_the_run_waited_for_it():
     t = timings_record(run)
     assert t["twins_s"] == 4.0 + 8.0 and t["background_twins_s"] == 20.0
     assert t["rest_s"] == 43.0 - 10.0 - 5.0 - 12.0
+
+
+def test_warm_only_needs_a_kept_cache_and_says_where(tmp_path):
+    """--warm-only times a warm run on an earlier run's kept caches; without them there is
+    nothing warm to time, and it says which folder it looked for."""
+    import pytest
+
+    bench = study_times_module()
+    with pytest.raises(SystemExit, match="needs the score and fit cache"):
+        bench.time_warm_only("example_they", {}, None, tmp_path / "example_they")
+    with pytest.raises(SystemExit):
+        bench.main(["--warm-only", "--out", str(tmp_path / "t.json")])
