@@ -320,6 +320,22 @@ def bootstrap_cis(table: pd.DataFrame, compute, *, unit: str, strata: str | None
     return point.assign(ci_low=low, ci_high=high, n_boot_defined=(~np.isnan(draws)).sum(axis=0))
 
 
+def dawinobias_lm_cis(choices: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame:
+    """The DaWinoBias LM metrics with bootstrap CIs, resampling items within stereotype.
+    A module-level function of its inputs alone, so that fit_cache.cached_call can key it
+    (a warm run reads it instead of drawing 1,000 pandas replicates again)."""
+    return bootstrap_cis(choices, dawinobias_lm_metrics, unit="item", strata="stereotype",
+                         n_boot=n_boot, seed=seed, columns=DAWINOBIAS_LM_COLUMNS)
+
+
+def abc_lm_cis(rel: pd.DataFrame, *, average: str, n_boot: int, seed: int) -> pd.DataFrame:
+    """The ABC LM metrics (`average`: median or mean) with bootstrap CIs, resampling sentence
+    frames within occupation stereotype (cached as dawinobias_lm_cis)."""
+    return bootstrap_cis(rel, lambda t: abc_lm_metrics(t, average), unit="sentence_id",
+                         strata="occupation_stereotype", n_boot=n_boot, seed=seed,
+                         columns=ABC_LM_COLUMNS)
+
+
 # --- mixed model, counts, figures -----------------------------------------------
 
 def fit_relative_perplexity_model(rel: pd.DataFrame, backend: str = "auto"):

@@ -654,3 +654,34 @@ def test_lm_metrics_are_named_as_gbstats_variants_not_genda_lens_metrics():
         assert "NOT GenDa Lens'" in text
     assert "top-1" in A.LM_VARIANTS["dawinobias_lm"]
     assert "DIFFERENCE" in A.LM_VARIANTS["abc_lm"]
+
+
+def test_lm_bootstraps_are_the_study_functions_and_a_second_call_reuses_them(tmp_path):
+    """lm_tasks keys the two seeded LM bootstraps in the fit cache (a warm run re-drew 2 x
+    1,000 pandas replicates): the cached functions give what bootstrap_cis gives, the second
+    call is a reuse with the same table, and another seed is a miss."""
+    from gbstats.mixed.fit_cache import cached_call
+
+    rel = A.relative_perplexity(pd.concat([abc_scored().assign(
+        sentence_id=lambda t, k=k: t["sentence_id"] + f".{k}",
+        perplexity=lambda t, k=k: t["perplexity"] * (1 + 0.1 * k)) for k in range(4)]))
+    direct = A.bootstrap_cis(rel, lambda t: A.abc_lm_metrics(t, "mean"), unit="sentence_id",
+                             strata="occupation_stereotype", n_boot=20, seed=3)
+    first, reused = cached_call(A.abc_lm_cis, rel, average="mean", n_boot=20, seed=3,
+                                cache_dir=tmp_path)
+    assert not reused
+    pd.testing.assert_frame_equal(first, direct)
+    again, reused = cached_call(A.abc_lm_cis, rel, average="mean", n_boot=20, seed=3,
+                                cache_dir=tmp_path)
+    assert reused
+    pd.testing.assert_frame_equal(again, direct)
+    assert not cached_call(A.abc_lm_cis, rel, average="mean", n_boot=20, seed=4,
+                           cache_dir=tmp_path)[1]
+    choices = pd.DataFrame({"item": [f"i{i}" for i in range(8)],
+                            "stereotype": ["pro"] * 4 + ["anti"] * 4,
+                            "pronoun_gender": ["female", "male"] * 4,
+                            "predicted_gender": ["male", "male", "female", "male"] * 2})
+    pd.testing.assert_frame_equal(
+        A.dawinobias_lm_cis(choices, n_boot=15, seed=2),
+        A.bootstrap_cis(choices, A.dawinobias_lm_metrics, unit="item", strata="stereotype",
+                        n_boot=15, seed=2))
