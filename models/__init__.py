@@ -47,6 +47,7 @@ _EXPORTS = {
     "slot_logprobs": "models.logprob",
     "filled_frame_logprobs": "models.logprob",
     "n_pieces_in_slot": "models.logprob",
+    "n_pieces_in_slots": "models.logprob",
     "score_substitutions": "models.coreference",
     "choose_candidates": "models.coreference",
     "normalise_over_variants": "models.forced_choice",

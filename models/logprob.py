@@ -8,6 +8,7 @@ kind, so no study branches on `lm.kind`:
     slot_logprobs(frames, words, lm=lm)                   log P(word in the slot | frame)
     filled_frame_logprobs(frames, fillers, lm=lm)         the frame's score with each filler
     n_pieces_in_slot(lm, word)                            tokens the word takes in a slot
+    n_pieces_in_slots(lm, words)                          the same for many, kept in the cache
 
 What each computes:
 
@@ -267,5 +268,31 @@ def n_pieces_in_slot(lm, word: str) -> int:
     return len(lm.tokenizer.tokenize(word))
 
 
+def n_pieces_in_slots(lm, words: Sequence[str], *, use_cache: bool = True,
+                      cache_dir=None) -> list[int]:
+    """n_pieces_in_slot for each word, kept in the score cache under the model's content key.
+
+    A warm run then loads no tokenizer: loading it means importing torch and
+    transformers, the largest part of a warm run whose scores are all cached
+    (role_nouns asks which role-noun sets are single tokens on every run).
+    """
+    from models.cache import cache_key, open_cache
+
+    lm = as_scorer(lm)
+    words = _check_texts(words, "word")
+    namespace = lm.cache_namespace("n_pieces_in_slot")
+    keys = [cache_key(namespace, [word]) for word in words]
+    cache = open_cache(cache_dir, use_cache)
+    found = cache.lookup(keys).found if cache is not None else {}
+    counted = {k: v for k, v in found.items() if isinstance(v, int) and v >= 0}
+    fresh = {k: n_pieces_in_slot(lm, w) for k, w in dict(zip(keys, words)).items()
+             if k not in counted}
+    if fresh and cache is not None:
+        cache.put_many(fresh)
+    counted.update(fresh)
+    return [counted[k] for k in keys]
+
+
 __all__ = ["DEFAULT_PLL", "text_logprobs", "continuation_logprobs", "slot_logprobs",
-           "filled_frame_logprobs", "n_pieces_in_slot", "split_at_slot", "as_scorer"]
+           "filled_frame_logprobs", "n_pieces_in_slot", "n_pieces_in_slots", "split_at_slot",
+           "as_scorer"]

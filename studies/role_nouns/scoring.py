@@ -64,11 +64,16 @@ def score_kind(scored: pd.DataFrame) -> str:
     return kinds.pop()
 
 
-def n_pieces_function(lm):
-    """variant -> number of model tokens it takes in the slot (models.logprob.n_pieces_in_slot)."""
-    from models.logprob import n_pieces_in_slot
+def n_pieces_function(lm, variants, *, use_cache: bool = True, cache_dir=None):
+    """variant -> number of model tokens it takes in the slot, for the given variants
+    (models.logprob.n_pieces_in_slots: kept in the score cache, so a warm run loads no
+    tokenizer)."""
+    from models.logprob import n_pieces_in_slots
 
-    return lambda v: n_pieces_in_slot(lm, v)
+    variants = list(dict.fromkeys(variants))
+    counts = dict(zip(variants, n_pieces_in_slots(lm, variants, use_cache=use_cache,
+                                                  cache_dir=cache_dir)))
+    return counts.__getitem__
 
 
 def direct_method(grid: pd.DataFrame, sets: list[str], lm, *, use_cache: bool = True,

@@ -61,7 +61,7 @@ def model_predictions(run, prior) -> ModelPredictions:
     scored = S.score_grid(grid, lm, **run.cache)
     frame_probs = A.frame_probabilities(scored, prior, score_is=S.score_kind(scored))
     item_probs = A.average_over_states(frame_probs)
-    sets = A.single_token_sets(prior, S.n_pieces_function(lm))
+    sets = A.single_token_sets(prior, S.n_pieces_function(lm, prior["variant"], **run.cache))
     direct = None
     if sets:
         say(f"      direct method on {len(sets)} single-token set(s): {', '.join(sets)}")

@@ -101,3 +101,35 @@ def test_the_cache_key_changes_with_model_revision_method_and_text(smollm, tmp_p
     assert _misses(smollm, cache, prefixes=["My sister said"], targets=[" she"]) == 1
     # and the original request still hits
     assert _misses(smollm, cache) == 0
+
+
+PIECES_CHILD = textwrap.dedent("""
+    import json, sys
+    from models.loading import load_scorer
+    from models.logprob import n_pieces_in_slots
+
+    lm = load_scorer("smollm2-135m")
+    counts = n_pieces_in_slots(lm, json.loads(sys.argv[2]), cache_dir=sys.argv[1])
+    print(json.dumps({"counts": counts, "tokenizer_loaded": lm.tokenizer_loaded,
+                      "imported": sorted(m for m in ("torch", "transformers")
+                                         if m in sys.modules)}))
+""")
+
+
+def test_token_counts_of_words_are_cached_so_a_warm_run_loads_no_tokenizer(smollm, tmp_path):
+    """role_nouns asks on every run which role-noun sets are single tokens; loading the
+    tokenizer for that means importing torch and transformers, in a run whose scores are
+    all cached. The counts are the tokenizer's own, and a second process reads them."""
+    from models.logprob import n_pieces_in_slot, n_pieces_in_slots
+
+    words = ["firefighter", "fireman", "they", "firefighter"]
+    cache = tmp_path / "cache"
+    expected = [n_pieces_in_slot(smollm, w) for w in words]
+    assert n_pieces_in_slots(smollm, words, cache_dir=cache) == expected
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", PIECES_CHILD, str(cache), json.dumps(words)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    child = json.loads(done.stdout.strip().splitlines()[-1])
+    assert child["counts"] == expected
+    assert not child["tokenizer_loaded"] and child["imported"] == []
