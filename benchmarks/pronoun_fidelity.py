@@ -10,6 +10,16 @@ so the second number is what a re-run costs. Throughput is instances (and
 scored texts) per second of the cold pass. A benchmark, not a test: nothing is
 asserted about the times. On a shared machine pass a smaller `--per-seed` and
 say so; the JSON records what was run and the machine's load average.
+
+    python benchmarks/pronoun_fidelity.py --work [--batch-sizes 32,1024]
+
+`--work` scores nothing. It counts what the study's default run (3 seeds x
+2,160 instances x 0-5 distractors, every distinct instance once, 4 pronouns
+each) asks of the model: the texts, the token positions the causal engine
+runs at each commit batch size (one token tree per group of a sorted batch,
+as models.causal lays them out), and the FLOP floor of that work at the best
+fp32 matmul rate measured here (benchmarks/pronoun_memory.py's floor). It
+writes the key `default_design_work` into the JSON and keeps the rest.
 """
 from __future__ import annotations
 
@@ -41,7 +51,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=2023)
     p.add_argument("--data-dir", default=None)
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_fidelity.json"))
+    p.add_argument("--work", action="store_true",
+                   help="count the default run's scoring work and its FLOP floor; score nothing")
+    p.add_argument("--batch-sizes", default="32,1024", metavar="LIST",
+                   help="--work: commit batch sizes to count (default: %(default)s)")
     args = p.parse_args(argv)
+    if args.work:
+        return write_work(args)
 
     loaded = load_dataset("ruff2024", args.data_dir)
     task, context = loaded.tables["task"], loaded.tables["context"]
@@ -79,6 +95,70 @@ def main(argv=None) -> int:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(record, indent=2))
+    return 0
+
+
+def design_units(lm, data_dir, seed: int):
+    """The causal units of the default run's forced choices (models.logprob's split: the
+    prefix before the blank, the pronoun and the rest as the continuation)."""
+    from models.causal import prepare_units
+    from models.logprob import split_at_slot
+    from studies.pronoun_fidelity import analysis as A
+    from studies.pronoun_fidelity.instances import CASES
+    from studies.pronoun_fidelity.steps import DEFAULT_PER_SEED, draw_samples, load_tables
+
+    task, context, _ = load_tables(argparse.Namespace(data_dir=data_dir))
+    samples = draw_samples(task, context, list(range(6)), DEFAULT_PER_SEED, seed)
+    unique = samples.drop_duplicates("instance")
+    prefixes, continuations = [], []
+    for case in CASES:
+        for frame in unique.loc[unique["case"] == case, "frame"]:
+            prefix, space, after = split_at_slot(frame)
+            for pronoun in A.variants_for_case(case):
+                prefixes.append(prefix)
+                continuations.append(space + pronoun + after)
+    return len(samples), len(unique), prepare_units(lm, prefixes, continuations, "prepend")
+
+
+def write_work(args) -> int:
+    """--work: the default run's texts, token positions per commit batch size, FLOP floor."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import pronoun_memory as pm  # its cost counter and FLOP floor, one definition
+
+    from models.causal import shared_prefixes
+    from models.loading import load_scorer
+
+    lm = load_scorer(args.model)
+    n_sampled, n_instances, units = design_units(lm, args.data_dir, args.seed)
+    ids = [u.ids for u in units]
+    by_batch = {}
+    for batch in (int(b) for b in args.batch_sizes.split(",")):
+        needed: list[int] = []
+        positions, pairs = pm.cost(ids, batch, shared_prefixes, tree=True, needed=needed)
+        by_batch[batch] = {"units": len(ids), "after_positions": positions,
+                           "after_attention_pairs": pairs,
+                           "after_attention_pairs_unmasked": sum(needed)}
+    floors = {batch: pm.floor_part({"total": work}, repeats=5) for batch, work in by_batch.items()}
+    record = {
+        "what": "the default run's forced choices (3 seeds x 2,160 x 0-5 distractors, distinct "
+                "instances once, 4 pronouns each), counted, not scored",
+        "seed": args.seed, "model": args.model, "sampled_instances": n_sampled,
+        "distinct_instances": n_instances, "scored_texts": len(ids),
+        "whole_texts_positions": sum(len(i) for i in ids),
+        "by_commit_batch": {str(b): {**w, "total_flops": floors[b]["total_flops"],
+                                     "lower_bound_seconds": floors[b]["lower_bound_seconds"],
+                                     "matmul_gflops_best": floors[b]["matmul_gflops_best"]}
+                            for b, w in by_batch.items()},
+        "note": floors[next(iter(floors))]["note"],
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                    "load_average_at_end": os.getloadavg()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = Path(args.out)
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    doc["default_design_work"] = record
+    out.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(record, indent=2))
     return 0
 
