@@ -177,6 +177,16 @@ def rewrite_reasons(path: Path) -> dict:
     return doc
 
 
+def judge(record: dict, study: str, kind: str, flags: list[str] | None) -> None:
+    """The run's target, whether it met it, and the measured reason when it did not."""
+    record["target_s"] = target_for(study, kind)
+    record["within_target"] = record["exit_code"] == 0 and record["wall_s"] <= record["target_s"]
+    if not record["within_target"]:
+        record["reason"] = miss_reason(record)
+    if flags:  # not the default run: the targets are for the default run only
+        record["within_target"] = None
+
+
 def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | None = None) -> dict:
     entry: dict = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "flags": flags or [], "default_run": not flags}
@@ -190,12 +200,7 @@ def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | N
         for kind in ("cold", "warm"):
             print(f"{study}: {kind} run ...", file=sys.stderr, flush=True)
             record = run_once(study, cache, out, flags)
-            record["target_s"] = target_for(study, kind)
-            record["within_target"] = record["exit_code"] == 0 and record["wall_s"] <= record["target_s"]
-            if not record["within_target"]:
-                record["reason"] = miss_reason(record)
-            if flags:  # not the default run: the targets are for the default run only
-                record["within_target"] = None
+            judge(record, study, kind, flags)
             entry[kind] = record
             print(f"{study}: {kind} {record['wall_s']:.1f} s (target {record['target_s']:.0f} s)"
                   + (f": {record['reason']}" if "reason" in record else ""),
@@ -218,12 +223,7 @@ def time_warm_only(study: str, previous: dict, flags: list[str] | None, cache: P
         refresh = run_once(study, cache, Path(tmp) / "refresh", flags)
         print(f"{study}: warm run ...", file=sys.stderr, flush=True)
         record = run_once(study, cache, Path(tmp) / "out", flags)
-    record["target_s"] = target_for(study, "warm")
-    record["within_target"] = record["exit_code"] == 0 and record["wall_s"] <= record["target_s"]
-    if not record["within_target"]:
-        record["reason"] = miss_reason(record)
-    if flags:
-        record["within_target"] = None
+    judge(record, study, "warm", flags)
     record["date_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record["how_measured"] = (f"--warm-only on the cache kept from the cold run of "
                               f"{previous.get('date_utc', 'an earlier run')}: one untimed run "
