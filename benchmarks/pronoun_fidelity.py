@@ -57,6 +57,9 @@ def main(argv=None) -> int:
                    help="--work: commit batch sizes to count (default: %(default)s)")
     args = p.parse_args(argv)
     if args.work:
+        if args.per_seed != 2160 or args.distractors != list(range(6)):
+            p.error(f"--work counts the study's default run (--per-seed 2160, --distractors "
+                    f"0-5); found --per-seed {args.per_seed}, --distractors {args.distractors}")
         return write_work(args)
 
     loaded = load_dataset("ruff2024", args.data_dir)
