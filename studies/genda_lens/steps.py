@@ -116,7 +116,7 @@ def lm_tasks(run, lm, dawino: pd.DataFrame, abc: pd.DataFrame):
     say(f"  ABC: {len(abc)} sentences with {lm.name}")
     rel = A.relative_perplexity(L.sentence_perplexities(abc, lm, **cache))
     average = "mean" if args.mean else "median"
-    # seeded bootstraps of the scores: reused by a warm run (21 s of its 35 s before)
+    # seeded bootstraps of the scores, reused by a warm run (study_times: warm 35 s -> 12 s)
     dawino_cis, _ = cached_call(A.dawinobias_lm_cis, choices, n_boot=args.n_boot,
                                 seed=args.seed, **cache)
     abc_cis, _ = cached_call(A.abc_lm_cis, rel, average=average, n_boot=args.n_boot,
