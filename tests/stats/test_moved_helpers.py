@@ -49,6 +49,35 @@ def test_softmax_within_minus_inf_is_probability_zero_and_plus_inf_raises():
         softmax_within(pd.DataFrame({"g": ["a"], "lp": [np.inf]}), "lp", "g", on_missing="nan")
 
 
+def test_softmax_within_equals_the_per_group_logsumexp_formula():
+    """The grouped reductions against exp(x - logsumexp(group)) computed group by group
+    with scipy, on 300 groups of 1-5 alternatives under two keys, in shuffled row order,
+    with log-probabilities down to -2000 and some -inf (log 0) entries."""
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 6, size=300)
+    df = pd.DataFrame({"k1": np.repeat(np.arange(300) % 17, sizes),
+                       "k2": np.repeat(np.arange(300) // 17, sizes),
+                       "lp": rng.uniform(-2000, 0, size=sizes.sum())})
+    firsts = np.cumsum(sizes) - sizes
+    df.loc[firsts[sizes > 1][::3] + 1, "lp"] = -np.inf   # a zero-probability alternative
+    df = df.sample(frac=1.0, random_state=1)
+    expected = pd.concat([np.exp(g["lp"] - logsumexp(g["lp"].to_numpy()))
+                          for _, g in df.groupby(["k1", "k2"])]).reindex(df.index)
+    out = softmax_within(df, "lp", ["k1", "k2"])
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(out.groupby([df["k1"], df["k2"]]).sum(), 1.0, rtol=1e-12)
+
+
+def test_softmax_within_a_row_without_a_group_key_counts_as_missing():
+    df = pd.DataFrame({"g": ["a", None, "a"], "lp": [-1.0, -2.0, -1.0]})
+    with pytest.raises(DataValidationError, match="cannot be normalised"):
+        softmax_within(df, "lp", "g")
+    out = softmax_within(df, "lp", "g", on_missing="nan")
+    assert out.tolist()[0] == 0.5 and np.isnan(out.iloc[1]) and out.iloc[2] == 0.5
+
+
 def test_forced_choice_uses_the_same_softmax():
     from models.forced_choice import normalise_over_variants
 
