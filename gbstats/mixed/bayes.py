@@ -874,10 +874,17 @@ def fit_bayes(formula: str, data: pd.DataFrame, family: str = "gaussian",
                     ranef_var=ranef_table(idata, model, bambi_family),
                     fit_stats=stats, warnings=result_warnings, idata=idata, handle=handle)
     if loo:
-        loo_values, loo_notes = loo_stats(fit)
-        stats.update(loo_values)
-        result_warnings += loo_notes
+        with_loo(fit)
     return with_design_check(fit, design)
+
+
+def with_loo(fit: FitResult) -> FitResult:
+    """Add PSIS-LOO (`loo_stats`) to a fit made with loo=False: its figures to fit_stats,
+    its Pareto-k notes to the warnings."""
+    values, notes = loo_stats(fit)
+    fit.fit_stats.update(values)
+    fit.warnings.extend(notes)
+    return fit
 
 
 def fixed_effect_draws(fit: FitResult) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -443,6 +444,28 @@ def test_an_unconverged_twin_is_refitted_then_marked_not_converged():
     record = twin_record(fit)
     assert {"rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "priors"} <= set(record)
     assert any("refitted 1 time" in w for w in fit.warnings)
+
+
+def test_a_refitted_twin_computes_loo_once_for_the_reported_attempt(monkeypatch):
+    """LOO of an attempt that is refitted is thrown away, so only the reported attempt's
+    is computed (a spy around the real loo_stats counts the calls); its figures are those
+    of ArviZ on the reported posterior."""
+    import arviz as az
+
+    import gbstats.mixed.bayes as bayes
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    calls = []
+    real = bayes.loo_stats
+    monkeypatch.setattr(bayes, "loo_stats", lambda fit: calls.append(fit) or real(fit))
+    data = surprisal_data()[0]
+    fit = fit_bayes_twin("surprisal ~ close + gendered + (1|frame)", data, draws=20,
+                         max_draws=40, seed=2, loo=True)
+    assert [a["n_draws"] for a in fit.fit_stats["attempts"]] == [20, 40]
+    assert len(calls) == 1 and calls[0] is fit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert fit.fit_stats["elpd_loo"] == pytest.approx(float(az.loo(fit.idata).elpd_loo))
 
 
 def test_wider_priors_double_every_default_scale():
