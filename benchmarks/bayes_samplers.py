@@ -43,6 +43,16 @@ fit the wall time, R-hat, bulk and tail ESS over the reported parameters,
 divergences, and per chain the mean leapfrog steps per draw, step size and
 log density (a stuck chain shows there), and per seed the ratio of bulk and
 tail ESS per second after / before. It updates only the "standardize" entry.
+
+    GBSTATS_DATA=... .venv/bin/python benchmarks/bayes_samplers.py --parametrisation [--seeds 2023,1]
+
+measures why cognitive_bias' wino QA twin (3,675 real trials of Lior & Stanovsky
+2023, `correct ~ stereotype * alpha + (1|participant) + (1|sentence)`; 22
+participants with about 167 trials each, 1,892 sentences with about 2 each)
+needs more than 1,000 draws: per reported parameter (fixed effects, group SDs)
+its bulk and tail ESS, sampled as the study samples it, with bambi's
+non-centred group effects (the default) and centred ones, alternating for each
+seed. It updates only the "parametrisation" entry.
 """
 from __future__ import annotations
 
@@ -328,6 +338,88 @@ def standardize_summary(runs: dict) -> dict:
     return out
 
 
+PARAMETRISATIONS = {"noncentred": True, "centred": False}
+
+
+def cognitive_bias_wino_rows():
+    """cognitive_bias' wino GLMM rows, as the study builds them with its default flags
+    (needs the cog_gb_eval2023 data)."""
+    from types import SimpleNamespace
+
+    from gbstats.data.registry import load_dataset
+    from gbstats.exclusions import ExclusionLog
+    from studies.cognitive_bias import analysis as A
+    from studies.cognitive_bias.steps import qa_side
+
+    flags = SimpleNamespace(ignore_non_coreference="wino", drop_repeated_responses=False)
+    analysed = qa_side(load_dataset("cog_gb_eval2023"), flags, ExclusionLog()).analysed
+    rows = A.glmm_rows(analysed)
+    return A.GLMM_FORMULA, rows[rows["dataset"] == "wino"].drop(columns="dataset")
+
+
+def ess_by_parameter(fit) -> dict:
+    """{reported parameter: (bulk ESS, tail ESS)}: the fixed effects and the group SDs (not
+    the group effects themselves)."""
+    import arviz as az
+
+    post = fit.idata.posterior
+    names = [v for v in post.data_vars if "|" not in v or v.endswith("_sigma")]
+    names = [v for v in names if not v.endswith("_offset") and not v.endswith("_mean")]
+    bulk, tail = az.ess(post[names], method="bulk"), az.ess(post[names], method="tail")
+    out = {}
+    for v in names:
+        b, t = np.atleast_1d(bulk[v].values), np.atleast_1d(tail[v].values)
+        for j in range(b.size):
+            label = v if b.size == 1 else f"{v}[{j}]"
+            out[label] = [round(float(b[j]), 1), round(float(t[j]), 1)]
+    return out
+
+
+def main_parametrisation(args) -> None:
+    formula, data = cognitive_bias_wino_rows()
+    runs: dict[str, dict[str, dict]] = {}
+    for seed in [int(x) for x in args.seeds.split(",")]:
+        runs[str(seed)] = {}
+        for mode, noncentered in PARAMETRISATIONS.items():
+            start = time.perf_counter()
+            fit = fit_bayes(formula, data, family="bernoulli", sampler="nutpie", loo=False,
+                            draws=DRAWS, tune=TUNE, chains=CHAINS, seed=seed,
+                            noncentered=noncentered)
+            seconds = time.perf_counter() - start
+            s = fit.fit_stats
+            r = {"seconds": round(seconds, 2), "rhat_max": s["rhat_max"],
+                 "ess_bulk_min": s["ess_bulk_min"], "ess_tail_min": s["ess_tail_min"],
+                 "divergences": s["divergences"], "converged": s["converged"],
+                 "ess_bulk_per_second": s["ess_bulk_min"] / seconds,
+                 "ess_bulk_tail_by_parameter": ess_by_parameter(fit)}
+            print(f"seed {seed} {mode}: {seconds:.0f} s, R-hat {r['rhat_max']:.3f}, "
+                  f"ESS by parameter {r['ess_bulk_tail_by_parameter']}", flush=True)
+            runs[str(seed)][mode] = r
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "bayes_samplers"}
+    doc["parametrisation"] = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "case": "cognitive_bias wino QA GLMM (Lior & Stanovsky 2023, Cog-GB-Eval QA trials)",
+        "formula": formula, "family": "bernoulli", "nobs": len(data),
+        "n_participants": int(data["participant"].nunique()),
+        "n_sentences": int(data["sentence"].nunique()),
+        "trials_per_participant_median": float(data.groupby("participant").size().median()),
+        "trials_per_sentence_median": float(data.groupby("sentence").size().median()),
+        "settings": {"sampler": "nutpie", "mass_matrix": "low_rank", "draws": DRAWS,
+                     "tune": TUNE, "chains": CHAINS, "standardize": True,
+                     "timing": "wall clock of one fit_bayes call, build + compile + sampling, "
+                               "loo=False"},
+        "modes": {"noncentred": "bambi noncentered=True (gbstats' default): each group effect "
+                                "is sigma x a standard-normal offset",
+                  "centred": "bambi noncentered=False: group effects ~ Normal(0, sigma)"},
+        "load_average_1_5_15": list(os.getloadavg()),
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "versions": {p: version(p) for p in ["pymc", "bambi", "nutpie", "arviz", "pytensor"]},
+        "seeds": runs}
+    OUT.write_text(json.dumps(doc, indent=2))
+    print(f"wrote {OUT} (parametrisation)")
+
+
 def resummarize() -> None:
     """Recompute the "standardize" summary from the seeds stored (no fits)."""
     doc = json.loads(OUT.read_text())
@@ -346,21 +438,26 @@ def main(argv=None) -> None:
     ap.add_argument("--standardize", action="store_true",
                     help="role_nouns' GLMM twin with its numeric predictor on its own scale "
                          "and divided by its SD (issue 34)")
+    ap.add_argument("--parametrisation", action="store_true",
+                    help="cognitive_bias' wino GLMM twin with non-centred and centred group "
+                         "effects: ESS per parameter (issue 34)")
     ap.add_argument("--seeds", default="2023,1",
-                    help="--standardize: the seeds, each fitted before and after (default: "
+                    help="--standardize, --parametrisation: the seeds, each fitted before and after (default: "
                          "%(default)s; 2023 is the study's)")
     args = ap.parse_args(argv)
     if args.mass_matrix:
         return main_mass_matrix(args)
     if args.standardize:
         return main_standardize(args)
+    if args.parametrisation:
+        return main_parametrisation(args)
     cases = {"small_lmm_160": run_case("small_lmm_160", args.reps_small)}
     if not args.skip_glmm:
         cases["qa_glmm_7500"] = run_case("qa_glmm_7500", args.reps_glmm)
     doc = json.loads(OUT.read_text()) if OUT.exists() else {}
     out = {
         # the --mass-matrix and --standardize entries are kept (each records its own date)
-        **{k: v for k, v in doc.items() if k in ("mass_matrix", "standardize")},
+        **{k: v for k, v in doc.items() if k in ("mass_matrix", "standardize", "parametrisation")},
         "benchmark": "bayes_samplers",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "settings": {"draws": DRAWS, "tune": TUNE, "chains": CHAINS, "seed": 1, "timing": "wall clock of one "
