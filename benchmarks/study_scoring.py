@@ -31,6 +31,13 @@ packing    (--packing BEFORE_TREE, on its own) the same three workloads scored b
     GBSTATS_DATA=... .venv/bin/python benchmarks/study_scoring.py [--n 256] [--reps 2]
     git archive COMMIT | tar -x -C /tmp/before
     GBSTATS_DATA=... .venv/bin/python benchmarks/study_scoring.py --packing /tmp/before
+    GBSTATS_DATA=... .venv/bin/python benchmarks/study_scoring.py --floor
+
+--floor scores nothing: it counts the token positions of role_nouns' and genda_lens'
+whole default designs as the engine lays them out on the CPU (distinct texts, sorted,
+commit batches of 32, one token tree per batch) and their FLOP floor at the best fp32
+matmul rate measured here and now (benchmarks/pronoun_memory.py's counter and floor,
+one definition). It updates only the "floor" entry.
 
 writes benchmarks/results/study_scoring.json (--packing updates its "packing" entry).
 """
@@ -42,6 +49,7 @@ import json
 import os
 import platform
 import pstats
+import sys
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -332,6 +340,49 @@ def torch_threads_now() -> int:
     return scoring_threads() or torch.get_num_threads()
 
 
+def whole_designs():
+    """{study part: (prefixes, continuations)} of the default runs' scoring: role_nouns'
+    whole grid (its direct method adds 96 texts), genda_lens' DaWinoBias frames with both
+    candidates and its distinct ABC sentences."""
+    from gbstats.data.registry import load_dataset
+    from studies.role_nouns.stimuli import choose_states, stimulus_grid
+
+    tables = load_dataset("genda_lens2023").tables
+    abc = tables["abc"].drop_duplicates("sentence")
+    return {"role_nouns grid": role_nouns_units(len(stimulus_grid(choose_states(None, 2023)))),
+            "genda_lens DaWinoBias": dawinobias_units(tables["dawinobias"]),
+            "genda_lens ABC": ([""] * len(abc), list(abc["sentence"]))}
+
+
+def floor(lm) -> dict:
+    """--floor: positions and FLOP floor of each whole design (see the module docstring)."""
+    import models.causal as causal
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    out = {}
+    for part, (prefixes, continuations) in whole_designs().items():
+        unique = list(dict.fromkeys(zip(prefixes, continuations)))
+        units = causal.prepare_units(lm, [p for p, _ in unique], [c for _, c in unique],
+                                     "prepend")
+        ids = [u.ids for u in units]
+        needed: list[int] = []
+        positions, pairs = pm.cost(ids, COMMIT, causal.shared_prefixes, tree=True, needed=needed)
+        work = {"units": len(ids), "after_positions": positions,
+                "after_attention_pairs": pairs, "after_attention_pairs_unmasked": sum(needed)}
+        bound = pm.floor_part({"total": work}, repeats=5)
+        out[part] = {"texts": len(ids), "whole_texts_positions": sum(len(i) for i in ids),
+                     "positions_run": positions, "total_flops": bound["total_flops"],
+                     "matmul_gflops_best": bound["matmul_gflops_best"],
+                     "lower_bound_seconds": bound["lower_bound_seconds"]}
+        print(f"{part}: {len(ids):,} texts, {positions:,} positions run, "
+              f"{bound['total_flops'] / 1e12:.1f} TFLOP, at least "
+              f"{bound['lower_bound_seconds']:.0f} s", flush=True)
+    out["note"] = bound["note"]
+    return out
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=256, help="texts per workload (default: %(default)s)")
@@ -344,9 +395,25 @@ def main(argv=None) -> dict:
     p.add_argument("--rounds", type=int, default=2, help="--packing: rounds (default: %(default)s)")
     p.add_argument("--threads", type=int, default=1,
                    help="--packing: torch threads in both trees (default: %(default)s)")
+    p.add_argument("--floor", action="store_true",
+                   help="only count role_nouns' and genda_lens' whole scoring work and its FLOP "
+                        "floor (scores nothing); updates the \"floor\" entry of the JSON")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     out = Path(args.out)
+    if args.floor:
+        from models.loading import load_scorer
+
+        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
+        doc["floor"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "load_average_before": list(os.getloadavg()),
+                        "commit_batch": COMMIT, **floor(load_scorer("smollm2-135m")),
+                        "load_average_after": list(os.getloadavg()),
+                        "machine": {"cpu_count": os.cpu_count(),
+                                    "platform": platform.platform()}}
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out} (floor)")
+        return doc
     if args.packing:
         doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
         doc["packing"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -372,8 +439,9 @@ def main(argv=None) -> dict:
     doc["workloads"] = workloads(lm, args.n, args.reps)
     doc["study_vs_engine"] = study_vs_engine(lm, args.n, args.reps)
     doc["load_average_after"] = list(os.getloadavg())
-    if out.exists() and "packing" in json.loads(out.read_text()):  # kept: it has its own date
-        doc["packing"] = json.loads(out.read_text())["packing"]
+    for kept in ("packing", "floor"):  # kept: each has its own date
+        if out.exists() and kept in json.loads(out.read_text()):
+            doc[kept] = json.loads(out.read_text())[kept]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {out}")
