@@ -103,7 +103,10 @@ def split_of(timings: dict, wall: float) -> dict:
          "background": bool(f.get("background")), "waited_s": f.get("waited"),
          "attempts": f.get("attempts", [])}
         for f in fits if f.get("bayes")]
-    return {"scoring_s": round(scoring, 2), "frequentist_fits_s": round(frequentist, 2),
+    return {"scoring_s": round(scoring, 2),
+            # of scoring_s, the scoring loops run in a later step than the score step
+            "scoring_after_score_step_s": round(timings.get("scoring_after_score_step_s", 0.0), 2),
+            "frequentist_fits_s": round(frequentist, 2),
             "twins_s": round(twins, 2),
             # twins started in the background: their whole seconds, overlapping with the
             # other parts (twins_s has only the time the run waited for them)
@@ -140,6 +143,9 @@ def miss_reason(record: dict) -> str:
         reason += (f"; {split['scored_texts']:,} texts scored by the model "
                    f"({split['scored_texts'] / max(split['scoring_s'], 1e-9):.1f} texts/s), "
                    f"{split.get('cached_texts', 0):,} read from the cache")
+    if largest.startswith("scoring") and split.get("scoring_after_score_step_s"):
+        reason += (f"; {split['scoring_after_score_step_s']:.0f} s of the scoring ran after "
+                   f"the score step")
     if largest == "Bayesian twins":
         attempts = [f"{t['name']} [{t['backend']}]: "
                     + ", ".join(f"{a['n_draws']} draws in {a['seconds']:.0f} s "
@@ -148,7 +154,8 @@ def miss_reason(record: dict) -> str:
         reason += "; " + "; ".join(attempts) if attempts else ""
     if largest.startswith("the rest"):
         steps = split.get("steps_s", {})
-        in_fit = steps.get("fit", 0.0) - split["frequentist_fits_s"] - split["twins_s"]
+        in_fit = (steps.get("fit", 0.0) - split["frequentist_fits_s"] - split["twins_s"]
+                  - split.get("scoring_after_score_step_s", 0.0))
         startup = record["wall_s"] - sum(steps.values())
         reason += (f"; of it {max(in_fit, 0.0):.0f} s in the fit step outside the fits "
                    f"(bootstraps, correlations, tables), {steps.get('load', 0.0):.0f} s "

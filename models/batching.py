@@ -76,10 +76,13 @@ def progress_bar(total: int, desc: str):
 # What this process has scored so far, over every run_units call: units computed by a
 # model (cache misses) and units answered by the cache. A study's runner records the
 # difference over its run (provenance "timings"), so a warm run shows it scored nothing.
-SCORING_TOTALS = {"computed": 0, "cache_hits": 0, "batches": 0}
+# "seconds": wall time inside run_units (cache lookups, tokenizing, forwards, cache
+# writes), so that a run can count scoring done outside its score step (issue 34:
+# cognitive_bias scores its language-model side while it fits)
+SCORING_TOTALS = {"computed": 0, "cache_hits": 0, "batches": 0, "seconds": 0.0}
 
 
-def scoring_totals() -> dict[str, int]:
+def scoring_totals() -> dict[str, float]:
     """A copy of SCORING_TOTALS, to subtract from a later one."""
     return dict(SCORING_TOTALS)
 
@@ -163,6 +166,15 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     if batch_size < 1:
         raise DataValidationError("batch_size must be a whole number >= 1", source="batch_size",
                                   expected="1 or more", found=repr(batch_size))
+    started = time.perf_counter()
+    try:
+        return _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress,
+                          desc, model)
+    finally:
+        SCORING_TOTALS["seconds"] += time.perf_counter() - started
+
+
+def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress, desc, model):
     stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):

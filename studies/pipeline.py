@@ -145,8 +145,11 @@ class Run:
     # (record_fits / record_twins), twins with their attempts
     step_seconds: dict[str, float] = field(default_factory=dict)
     fit_seconds: list[dict] = field(default_factory=list)
-    # texts scored by a model and texts answered by the score cache during the run
-    scored: dict[str, int] = field(default_factory=dict)
+    # texts scored by a model and texts answered by the score cache during the run, and the
+    # seconds of the scoring loops (models.batching.SCORING_TOTALS)
+    scored: dict[str, float] = field(default_factory=dict)
+    # seconds of those loops inside the score step (the rest ran in a later step)
+    scoring_in_score_step_s: float = 0.0
     simulated: bool = False
     _lme4: bool | None = None
     # twins started early by start_twin, collected by run.fit (gbstats.mixed.background)
@@ -445,8 +448,12 @@ def timings_record(run: "Run") -> dict:
     background = sum(f["seconds"] or 0.0 for f in fits if f["bayes"] and f.get("background"))
     steps = dict(run.step_seconds)
     timed = sum(steps.values())
-    scoring = steps.get("score", 0.0)
-    return {"steps": steps, "scoring_s": scoring, "frequentist_fits_s": frequentist,
+    # the score step (model loading included), and the scoring loops that ran in a later
+    # step: cognitive_bias scores its language-model side while it fits
+    later = max(0.0, run.scored.get("seconds", 0.0) - run.scoring_in_score_step_s)
+    scoring = steps.get("score", 0.0) + later
+    return {"steps": steps, "scoring_s": scoring, "scoring_after_score_step_s": later,
+            "frequentist_fits_s": frequentist,
             "twins_s": twins, "background_twins_s": background,
             "rest_s": max(0.0, timed - scoring - frequentist - twins),
             "scored_texts": run.scored.get("computed", 0),
@@ -642,10 +649,11 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     state = study.load(run, None)
     run.step_seconds["load"] = time.perf_counter() - started
     cache_counts = rejected_snapshot()
-    started = time.perf_counter()
+    started, scoring_before = time.perf_counter(), scoring_totals()["seconds"]
     with engine_from_args(args):  # the local engine unless the study has --engine ray
         state = study.score(run, state)
     run.step_seconds["score"] = time.perf_counter() - started
+    run.scoring_in_score_step_s = scoring_totals()["seconds"] - scoring_before
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")

@@ -144,7 +144,7 @@ def test_a_background_twin_counts_the_time_the_run_waited_for_it():
 
     run = SimpleNamespace(
         step_seconds={"load": 1.0, "score": 10.0, "fit": 30.0, "tables": 0.0, "report": 2.0},
-        scored={}, fit_seconds=[
+        scored={}, scoring_in_score_step_s=0.0, fit_seconds=[
             {"name": "m", "backend": "lme4", "bayes": False, "reused": False, "seconds": 5.0,
              "background": False},
             {"name": "m", "backend": "pymc", "bayes": True, "reused": False, "seconds": 20.0,
@@ -166,3 +166,27 @@ def test_warm_only_needs_a_kept_cache_and_says_where(tmp_path):
         bench.time_warm_only("example_they", {}, None, tmp_path / "example_they")
     with pytest.raises(SystemExit):
         bench.main(["--warm-only", "--out", str(tmp_path / "t.json")])
+
+
+def test_scoring_in_a_later_step_counts_as_scoring_not_as_the_rest():
+    """cognitive_bias scores its language-model side in its fit step. The scoring loops'
+    seconds (models.batching.SCORING_TOTALS) outside the score step join scoring_s. By
+    hand: steps 1 + 10 + 50 + 0 + 2 = 63 s; the loops ran 30 s, 8 of them in the score
+    step, so 22 s later and scoring 10 + 22 = 32 s; one 5 s lme4 fit; rest 63 - 32 - 5 = 26."""
+    from types import SimpleNamespace
+
+    from studies.pipeline import timings_record
+
+    run = SimpleNamespace(
+        step_seconds={"load": 1.0, "score": 10.0, "fit": 50.0, "tables": 0.0, "report": 2.0},
+        fit_seconds=[{"name": "GLMM", "backend": "lme4", "bayes": False, "seconds": 5.0}],
+        scored={"computed": 2706, "cache_hits": 0, "batches": 85, "seconds": 30.0},
+        scoring_in_score_step_s=8.0)
+    t = timings_record(run)
+    assert (t["scoring_s"], t["scoring_after_score_step_s"], t["rest_s"]) == (32.0, 22.0, 26.0)
+    bench = study_times_module()
+    record = {"exit_code": 0, "wall_s": 64.0, "split": bench.split_of(t, wall=64.0),
+              "load_average_before": [0.5]}
+    assert bench.miss_reason(record) == (
+        "scoring (model loading included): 32 s of 64 s; 2,706 texts scored by the model "
+        "(84.6 texts/s), 0 read from the cache; 22 s of the scoring ran after the score step")
