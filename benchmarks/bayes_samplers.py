@@ -358,13 +358,14 @@ def cognitive_bias_wino_rows():
 
 
 def ess_by_parameter(fit) -> dict:
-    """{reported parameter: (bulk ESS, tail ESS)}: the fixed effects and the group SDs (not
-    the group effects themselves)."""
+    """{reported parameter: [bulk ESS, tail ESS]}: the parameters the twin's convergence
+    figures are taken over (gbstats.mixed.bayes.reported_variables)."""
     import arviz as az
 
+    from gbstats.mixed.bayes import reported_variables
+
     post = fit.idata.posterior
-    names = [v for v in post.data_vars if "|" not in v or v.endswith("_sigma")]
-    names = [v for v in names if not v.endswith("_offset") and not v.endswith("_mean")]
+    names = list(reported_variables(fit.idata, fit.handle.native))
     bulk, tail = az.ess(post[names], method="bulk"), az.ess(post[names], method="tail")
     out = {}
     for v in names:

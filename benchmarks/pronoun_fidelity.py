@@ -129,19 +129,13 @@ def write_work(args) -> int:
     sys.path.insert(0, str(REPO / "benchmarks"))
     import pronoun_memory as pm  # its cost counter and FLOP floor, one definition
 
-    from models.causal import shared_prefixes
     from models.loading import load_scorer
 
     lm = load_scorer(args.model)
     n_sampled, n_instances, units = design_units(lm, args.data_dir, args.seed)
     ids = [u.ids for u in units]
-    by_batch = {}
-    for batch in (int(b) for b in args.batch_sizes.split(",")):
-        needed: list[int] = []
-        positions, pairs = pm.cost(ids, batch, shared_prefixes, tree=True, needed=needed)
-        by_batch[batch] = {"units": len(ids), "after_positions": positions,
-                           "after_attention_pairs": pairs,
-                           "after_attention_pairs_unmasked": sum(needed)}
+    by_batch = {batch: pm.design_work(ids, batch)
+                for batch in (int(b) for b in args.batch_sizes.split(","))}
     floors = {batch: pm.floor_part({"total": work}, repeats=5) for batch, work in by_batch.items()}
     record = {
         "what": "the default run's forced choices (3 seeds x 2,160 x 0-5 distractors, distinct "

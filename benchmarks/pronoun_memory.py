@@ -122,6 +122,18 @@ def cost(sequences, batch: int, grouping, tree: bool, needed: list | None = None
     return positions, pairs
 
 
+def design_work(ids, batch: int) -> dict:
+    """The work of scoring token sequences `ids` as the causal engine runs them on the CPU
+    (sorted, commit batches of `batch`, one token tree per shared_prefixes group): in
+    `floor_part`'s keys."""
+    from models.causal import shared_prefixes
+
+    needed: list[int] = []
+    positions, pairs = cost(ids, batch, shared_prefixes, tree=True, needed=needed)
+    return {"units": len(ids), "after_positions": positions, "after_attention_pairs": pairs,
+            "after_attention_pairs_unmasked": sum(needed)}
+
+
 def work_part(before) -> dict:
     from models.causal import shared_prefixes
     from models.loading import load_scorer
