@@ -367,10 +367,8 @@ def floor(lm) -> dict:
         units = causal.prepare_units(lm, [p for p, _ in unique], [c for _, c in unique],
                                      "prepend")
         ids = [u.ids for u in units]
-        needed: list[int] = []
-        positions, pairs = pm.cost(ids, COMMIT, causal.shared_prefixes, tree=True, needed=needed)
-        work = {"units": len(ids), "after_positions": positions,
-                "after_attention_pairs": pairs, "after_attention_pairs_unmasked": sum(needed)}
+        work = pm.design_work(ids, COMMIT)
+        positions = work["after_positions"]
         bound = pm.floor_part({"total": work}, repeats=5)
         out[part] = {"texts": len(ids), "whole_texts_positions": sum(len(i) for i in ids),
                      "positions_run": positions, "total_flops": bound["total_flops"],
