@@ -98,11 +98,13 @@ class ScoreCache:
                 f"a writable folder (--cache-dir or $GBSTATS_CACHE), or run with --no-cache"
             ) from None
         with self._guard():
-            self._conn = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("CREATE TABLE IF NOT EXISTS scores "
-                               "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)")
+            self._conn = sqlite3.connect(self.path, timeout=OPEN_WAIT_S, isolation_level=None)
+            # The busy timeout first, before any statement touches the file.
+            self._conn.execute(f"PRAGMA busy_timeout={int(OPEN_WAIT_S * 1000)}")
+            for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                              "CREATE TABLE IF NOT EXISTS scores "
+                              "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)"):
+                execute_retrying(self._conn, statement)
             self._add_digest_column()
 
     def _guard(self):
@@ -114,7 +116,7 @@ class ScoreCache:
         if "digest" in columns:
             return
         try:
-            self._conn.execute("ALTER TABLE scores ADD COLUMN digest TEXT")
+            execute_retrying(self._conn, "ALTER TABLE scores ADD COLUMN digest TEXT")
         except sqlite3.OperationalError as exc:
             if "duplicate column" not in str(exc):  # another process added it first
                 raise
@@ -231,6 +233,32 @@ def place_message(path: Path, exc: BaseException) -> str | None:
     return (f"{where} is {problem} (sqlite: {exc}). The cache is not damaged, but gbstats "
             f"writes every new score to it: make it writable, or pass --cache-dir a writable "
             f"folder (copy {CACHE_FILE} there to keep its scores), or run with --no-cache")
+
+
+# How long opening a cache waits for another process that holds it.
+OPEN_WAIT_S = 120.0
+
+
+def execute_retrying(conn: sqlite3.Connection, statement: str, *,
+                     wait_s: float = OPEN_WAIT_S) -> None:
+    """Run `statement`, retrying while sqlite says the file is locked or busy.
+
+    Why not the busy timeout alone: when two processes open a new cache at the same
+    moment, both switch it to WAL, and sqlite answers SQLITE_BUSY at once, without
+    calling the busy handler, to the one that would otherwise deadlock (the journal
+    switch needs an exclusive lock while both hold a shared one). Retrying after a short,
+    growing sleep lets the other finish; it gives up after `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.005
+    while True:
+        try:
+            conn.execute(statement)
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_transient(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.5)
 
 
 def _is_transient(exc: BaseException) -> bool:

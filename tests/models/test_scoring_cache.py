@@ -96,3 +96,41 @@ def test_two_processes_share_one_cache(tiny_gpt2_dir, cache_dir, tmp_path):
     with sqlite3.connect(cache_dir / CACHE_FILE) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 400
+
+
+def _open_fresh_caches_in_step(root, barrier, n, errors):
+    from models.cache import ScoreCache
+
+    for i in range(n):
+        barrier.wait()  # every process opens the same new cache at the same moment
+        try:
+            ScoreCache(root / f"cache{i}")
+        except Exception as exc:  # noqa: BLE001 - the test reports whatever escaped
+            errors.put(f"cache{i}: {exc!r}")
+
+
+def test_processes_opening_one_new_cache_at_once_all_succeed(tmp_path):
+    # Issue 44: two `models score` processes started together died with "database is
+    # locked" at `PRAGMA journal_mode=WAL`, which sqlite answers SQLITE_BUSY at once,
+    # without the busy timeout, to one of two connections switching a new file to WAL.
+    # Before the fix this setup (6 processes x 60 new caches) failed 9 of 360 opens.
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    processes, rounds = 6, 60
+    barrier, errors = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_open_fresh_caches_in_step,
+                               args=(tmp_path, barrier, rounds, errors))
+               for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=300)
+    failures = []
+    while not errors.empty():
+        failures.append(errors.get())
+    assert [w.exitcode for w in workers] == [0] * processes
+    assert failures == []
+    for i in range(rounds):
+        with sqlite3.connect(tmp_path / f"cache{i}" / CACHE_FILE) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
