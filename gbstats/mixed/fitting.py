@@ -106,9 +106,10 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     prior (2.0 for a sensitivity refit).
 
     Converging is part of the fit: while the reported parameters miss the
-    figures (`gbstats.mixed.bayes.diagnostics`), the model is refitted with
-    twice the draws and tuning steps, from the next seed (seed + 1, ...), and,
-    after divergences, a higher target acceptance. Two budgets stop the
+    figures (`gbstats.mixed.bayes.diagnostics`), the model is refitted from the
+    next seed (seed + 1, ...) as `next_attempt_plan` says: with twice the draws
+    and tuning steps, or, when divergences were the only fault, with the same
+    draws at a higher target acceptance. Two budgets stop the
     refits: `max_draws` per chain (default MAX_DRAWS_FACTOR x `draws`) and
     `max_seconds` for all attempts together (default TWIN_TIME_BUDGET_S; a
     refit is not started when its predicted time, `next_attempt_seconds`,
@@ -129,12 +130,14 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     if not budget > 0:
         raise GbstatsError(f"the twin's time budget must be a positive number of seconds, "
                            f"found {max_seconds!r}")
-    most = 1 + max(0, int(math.floor(math.log2(limit / draws)))) if limit >= draws else 1
     tune = draws if tune is None else tune
     attempts = []
     started = time.perf_counter()
     while True:
         number = len(attempts) + 1
+        # attempts so far, this one, and the doublings the draws budget still allows (a
+        # divergence-only refit, which keeps the draws, adds one when it happens)
+        most = number + _doublings_left(draws, limit)
         attempt_seed = None if seed is None else (seed + number - 1) % SEED_LIMIT
         _twin_progress(twin_attempt_start(number, most, draws, tune, attempts))
         began = time.perf_counter()
@@ -149,21 +152,20 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
                          "seed": attempt_seed, "seconds": round(seconds, 2),
                          "sampling_seconds": stats.get("sampling_seconds")})
         elapsed = time.perf_counter() - started
+        plan = next_attempt_plan(stats, draws, tune, limit)
         if stats["converged"]:
             stopped = "converged"
-        elif 2 * draws > limit:
+        elif plan is None:
             stopped = "draws budget"
-        elif elapsed + next_attempt_seconds(seconds, stats.get("sampling_seconds")) > budget:
+        elif elapsed + (seconds if plan["draws"] == draws else next_attempt_seconds(
+                seconds, stats.get("sampling_seconds"))) > budget:
             stopped = "time budget"
         else:
             stopped = None
         _twin_progress(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
         if stopped is not None:
             break
-        draws, tune = 2 * draws, 2 * tune
-        if stats["divergences"]:
-            target_accept = next((t for t in RETRY_TARGET_ACCEPT if t > stats["target_accept"]),
-                                 stats["target_accept"])
+        draws, tune, target_accept = plan["draws"], plan["tune"], plan["target_accept"]
     if loo:
         # Only the reported attempt's LOO: on cognitive_bias' 3,675-trial wino twin it took
         # 11.4 s at 1,000 draws x 2 chains (and grows with the draws), and the loop spent
@@ -180,6 +182,38 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
             f"chains after {tune} tuning steps (target_accept {stats['target_accept']}, seed "
             f"{attempts[-1]['seed']})")
     return fit
+
+
+def _doublings_left(draws: int, limit: int) -> int:
+    return max(0, int(math.floor(math.log2(limit / draws)))) if limit >= draws else 0
+
+
+def next_attempt_plan(stats: Mapping, draws: int, tune: int, limit: int) -> dict | None:
+    """The settings of the refit after an attempt that did not converge, or None when the
+    draws budget leaves no refit.
+
+    The rule (issue 44): an attempt whose R-hat and ESS met the figures and whose only
+    fault is divergent transitions is refitted with the *same* draws at the next higher
+    target acceptance: divergences come from a step size too large for the posterior's
+    curvature, which smaller steps cure and more draws do not (Betancourt 2017, "A
+    conceptual introduction to Hamiltonian Monte Carlo", sec. 6.2). Doubling there only
+    doubled the cost (one divergence in 4,000 draws of role_nouns' GLMM twin). Every
+    other miss doubles the draws and tuning steps, also raising the target acceptance
+    after divergences. Target acceptance only rises, through RETRY_TARGET_ACCEPT, so at
+    most len(RETRY_TARGET_ACCEPT) refits keep the draws: the attempts are bounded by
+    1 + log2(limit / draws) + len(RETRY_TARGET_ACCEPT)."""
+    from gbstats.mixed.bayes import ESS_BULK_MIN, ESS_TAIL_MIN, RHAT_MAX
+
+    current = stats["target_accept"]
+    higher = next((t for t in RETRY_TARGET_ACCEPT if t > current), None)
+    mixed_well = (stats["rhat_max"] <= RHAT_MAX and stats["ess_bulk_min"] >= ESS_BULK_MIN
+                  and stats["ess_tail_min"] >= ESS_TAIL_MIN)
+    if stats["divergences"] and mixed_well and higher is not None:
+        return {"draws": draws, "tune": tune, "target_accept": higher}
+    if 2 * draws > limit:
+        return None
+    raised = (higher or current) if stats["divergences"] else current
+    return {"draws": 2 * draws, "tune": 2 * tune, "target_accept": raised}
 
 
 def next_attempt_seconds(seconds: float, sampling_seconds: float | None) -> float:

@@ -11,6 +11,8 @@ predictor on the 0-100 scale, converges at its first attempt.
 """
 from __future__ import annotations
 
+import math
+
 import re
 from pathlib import Path
 
@@ -144,7 +146,23 @@ def test_role_nouns_human_glmm_twin_converges_at_its_first_attempt(data_dir):
     fit = fit_bayes_twin(A.GLMM_FORMULA, rows, family="binomial", draws=1000, seed=2023,
                          loo=False)
     stats = fit.fit_stats
-    assert stats["converged"] and len(stats["attempts"]) == 1, stats["attempts"]
+    # What holds on any machine (issue 44: the same seed gives other draws on another
+    # machine's floating point; here attempt 1 had 2 divergences in 2,000 draws, on the
+    # machine that wrote the test none): it converged within its budgets, every figure of
+    # the reported fit within its limit, each refit as `next_attempt_plan` rules from the
+    # attempt before it, and no more attempts than that rule allows.
+    from gbstats.mixed.bayes import ESS_BULK_MIN, ESS_TAIL_MIN, RHAT_MAX
+    from gbstats.mixed.fitting import MAX_DRAWS_FACTOR, RETRY_TARGET_ACCEPT, next_attempt_plan
+
+    attempts = stats["attempts"]
+    assert stats["converged"] and stats["stopped_by"] == "converged", attempts
+    assert stats["rhat_max"] <= RHAT_MAX and stats["divergences"] == 0
+    assert stats["ess_bulk_min"] >= ESS_BULK_MIN and stats["ess_tail_min"] >= ESS_TAIL_MIN
+    assert len(attempts) <= 1 + math.log2(MAX_DRAWS_FACTOR) + len(RETRY_TARGET_ACCEPT)
+    for before, after in zip(attempts, attempts[1:]):
+        plan = next_attempt_plan(before, before["n_draws"], before["n_tune"], 4000)
+        assert (after["n_draws"], after["target_accept"]) == (plan["draws"],
+                                                              plan["target_accept"]), attempts
     assert stats["predictor_scales"] == {"attitude_score": pytest.approx(
         rows["attitude_score"].std(ddof=1))}
     # reported per point of the 0-100 score, as glmer reports it: the two agree within
@@ -154,6 +172,33 @@ def test_role_nouns_human_glmm_twin_converges_at_its_first_attempt(data_dir):
         ours, theirs = fit.coef(term), glmer.coef(term)
         assert abs(ours["estimate"] - theirs["estimate"]) < 0.2 * theirs["se"], term
         assert ours["se"] == pytest.approx(theirs["se"], rel=0.15), term
+
+
+def test_the_refit_rule_keeps_the_draws_when_divergences_were_the_only_fault():
+    from gbstats.mixed.fitting import RETRY_TARGET_ACCEPT, next_attempt_plan
+
+    mixed = {"rhat_max": 1.002, "ess_bulk_min": 900.0, "ess_tail_min": 1100.0}
+    # one divergence, everything else met: smaller steps, same draws (not twice the cost)
+    plan = next_attempt_plan({**mixed, "divergences": 1, "target_accept": 0.8}, 1000, 1000, 4000)
+    assert plan == {"draws": 1000, "tune": 1000, "target_accept": 0.9}
+    # ... even when the draws budget is spent: keeping the draws costs no budget
+    assert next_attempt_plan({**mixed, "divergences": 1, "target_accept": 0.9}, 4000, 4000,
+                             4000) == {"draws": 4000, "tune": 4000, "target_accept": 0.95}
+    # no higher target acceptance left: the draws double, as for any other miss
+    top = RETRY_TARGET_ACCEPT[-1]
+    assert next_attempt_plan({**mixed, "divergences": 2, "target_accept": top}, 1000, 500,
+                             4000) == {"draws": 2000, "tune": 1000, "target_accept": top}
+    # a low ESS: twice the draws and tuning, the target acceptance unchanged
+    low = {**mixed, "ess_bulk_min": 250.0, "divergences": 0, "target_accept": 0.8}
+    assert next_attempt_plan(low, 1000, 1000, 4000) == {"draws": 2000, "tune": 2000,
+                                                        "target_accept": 0.8}
+    # a low ESS and divergences: twice the draws, and smaller steps
+    assert next_attempt_plan({**low, "divergences": 3}, 1000, 1000, 4000)["target_accept"] == 0.9
+    # the draws budget spent on a doubling: no refit
+    assert next_attempt_plan(low, 4000, 4000, 4000) is None
+    # an R-hat miss is not cured by smaller steps alone
+    assert next_attempt_plan({**mixed, "rhat_max": 1.05, "divergences": 1, "target_accept": 0.8},
+                             1000, 1000, 4000)["draws"] == 2000
 
 
 def test_a_refit_is_predicted_to_double_the_sampling_not_the_compilation():
