@@ -27,7 +27,8 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
         parser.add_argument("--model", action="append", default=None,
                             help=model_help + "; repeat to compare several models")
     else:
-        parser.add_argument("--model", default=DEFAULT_MODEL, help=model_help)
+        parser.add_argument("--model", default=DEFAULT_MODEL, action=OneModel,
+                            help=model_help + "; one model per run")
     parser.add_argument("--out", default=str(Path("reports") / study),
                         help="output folder (default: %(default)s)")
     parser.add_argument("--data-dir", default=None,
@@ -49,6 +50,20 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
                             help="refit every Bayesian twin with priors twice as wide and "
                                  "report both side by side (table prior_sensitivity)")
     return parser
+
+
+class OneModel(argparse.Action):
+    """--model for a study that compares one model with people: a second --model is
+    refused. argparse's default would keep only the last one and score it without a
+    word about the first (issue 42)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, "_model_given", None) is not None:
+            parser.error(f"--model was given twice ({namespace._model_given!r}, then "
+                         f"{values!r}); this study compares one model with people per run: "
+                         f"run it once per model, with its own --out")
+        namespace._model_given = values
+        setattr(namespace, self.dest, values)
 
 
 def seed_int(text: str) -> int:

@@ -496,7 +496,7 @@ def input_and_cache_places(args: argparse.Namespace) -> list[tuple[str, str]]:
 
     places = []
     for dest, value in vars(args).items():
-        if dest == "out":
+        if dest == "out" or dest.startswith("_"):  # "_": the parser's own bookkeeping
             continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, (str, os.PathLike)) and os.fspath(item) \

@@ -34,6 +34,7 @@ a fixed seed so that a result is reproducible.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -297,3 +298,192 @@ def joint_covariance(draws: pd.DataFrame) -> pd.DataFrame:
                            f"of {draws.shape[1]} models; use at least {2 * draws.shape[1]} "
                            f"(1,000 or more for intervals)")
     return values.cov()
+
+
+# --------------------------------------------------------------------------
+# many models against one group of people: one joint bootstrap, then the above
+# --------------------------------------------------------------------------
+
+@dataclass
+class ModelRanking:
+    """What `rank_models` finds: one row per model (`ranking`), one per pair
+    (`differences`), the people's ceiling, every replicate (`draws`, for figures), and
+    the settings a methods section needs (`settings`)."""
+
+    ranking: pd.DataFrame
+    differences: pd.DataFrame
+    ceiling: dict
+    draws: pd.DataFrame
+    settings: dict
+
+    def records(self) -> dict:
+        """results.json's `model_ranking` and `model_differences` tables, with each rank
+        set as [lo, hi]."""
+        rows = json_ready(self.ranking.reset_index())
+        for row in rows:
+            for kind in ("marginal", "simultaneous"):
+                row[f"rank_set_{kind}"] = [row.pop(f"rank_lo_{kind}"), row.pop(f"rank_hi_{kind}")]
+        return {"model_ranking": rows, "model_differences": json_ready(self.differences),
+                "model_ranking_ceiling": self.ceiling, "model_ranking_settings": self.settings}
+
+
+def _plain(value):
+    """A JSON-ready Python scalar for a numpy or pandas one."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value if isinstance(value, str) else str(value)
+
+
+def json_ready(table: pd.DataFrame) -> list[dict]:
+    return [{k: _plain(v) for k, v in record.items()}
+            for record in table.to_dict(orient="records")]
+
+
+def _item_weights(n_items: int, clusters: np.ndarray | None, n_rows: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """(n_rows, n_items) bootstrap counts of the items: each item drawn on its own, or,
+    with `clusters` (one code per item), the clusters drawn and every item of a drawn
+    cluster counted as often as its cluster (the unit the items cluster in: first names,
+    stories)."""
+    from gbstats.alignment.reliability import multinomial_weights
+
+    if clusters is None:
+        return multinomial_weights(n_items, n_rows, rng)
+    codes, index = np.unique(clusters, return_inverse=True)
+    return multinomial_weights(len(codes), n_rows, rng)[:, index]
+
+
+def rank_models(item_scores: pd.DataFrame, trials: pd.DataFrame, *, models: Sequence[str],
+                rating: str = "rating", participant: str = "participant",
+                item_keys: Sequence[str] = ("item",), cluster: str | None = None,
+                n_boot: int = 1000, seed: int = 2023, level: float = 0.95,
+                delta: float = 0.10, n_splits: int = 20) -> ModelRanking:
+    """Rank many models by their correlation with people's item means, with honest
+    uncertainty about the comparison.
+
+    `item_scores` has one row per item (keyed by `item_keys`) and one column per model
+    in `models`; `trials` one row per response (`participant`, the item keys, `rating`).
+    The statistic is each model's Pearson correlation over items with the people's item
+    means. One seeded two-way bootstrap (participants x items; x the item clusters
+    named by the item_scores column `cluster`, where items cluster in first names or
+    stories) is drawn once and applied to every model, so their estimates keep their
+    covariance. From it: each model's SE and simultaneous interval, the pairwise
+    differences (`pairwise_differences`, TOST within +/-`delta`), the marginal and
+    simultaneous rank sets (`rank_confidence_sets`) and the set holding the best model
+    (`best_set`). The people's ceiling is sqrt of the split-half (Spearman-Brown)
+    reliability of their item means, the largest correlation a perfect model could
+    reach with means this noisy, from the same replicates; each model's estimate is
+    also given as a share of it."""
+    from gbstats.alignment.reliability import (bc_interval, multinomial_weights, random_halves,
+                                               rating_matrices, reliability_rows,
+                                               weighted_correlation, weighted_item_means)
+
+    models = list(models)
+    if len(models) < 2:
+        raise GbstatsError(f"ranking needs at least 2 models, found {len(models)}: "
+                           f"{', '.join(models) or 'none'}")
+    if len(set(models)) != len(models):
+        raise GbstatsError("each model may be named once; repeated: "
+                           + ", ".join(sorted({m for m in models if models.count(m) > 1})))
+    missing = [m for m in models if m not in item_scores.columns]
+    if missing:
+        raise GbstatsError(f"item_scores has no column for model(s) {', '.join(missing)}; "
+                           f"its columns are {', '.join(map(str, item_scores.columns))}")
+    if not (isinstance(n_boot, (int, np.integer)) and n_boot >= 200):
+        raise GbstatsError(f"n_boot must be a whole number >= 200 for a covariance of "
+                           f"{len(models)} models and their rank sets, found {n_boot!r}")
+    frame = trials.assign(_all="people")
+    x_first, groups = rating_matrices(item_scores, frame, group="_all", score=models[0],
+                                      rating=rating, item_keys=item_keys,
+                                      participant=participant)
+    people = groups[0]
+    scores = np.column_stack([x_first] + [
+        pd.to_numeric(item_scores[m], errors="coerce").to_numpy(dtype=float) for m in models[1:]])
+    bad = [m for m, col in zip(models, scores.T) if not np.isfinite(col).all()]
+    if bad:
+        raise GbstatsError(f"item_scores has missing or non-numeric scores for model(s) "
+                           f"{', '.join(bad)}; every model needs a score for every item")
+    clusters = None
+    if cluster is not None:
+        if cluster not in item_scores.columns:
+            raise GbstatsError(f"item_scores has no column {cluster!r} naming the items' "
+                               f"clusters")
+        clusters = item_scores[cluster].astype(str).to_numpy()
+        if len(np.unique(clusters)) < 5:
+            raise GbstatsError(f"{len(np.unique(clusters))} clusters in {cluster!r} are too "
+                               f"few to resample; a bootstrap over clusters needs at least 5")
+    rng = np.random.default_rng(seed)
+    n_items, n_people = scores.shape[0], people.n_participants
+    unit_weights = np.ones((1, n_people))
+    means = weighted_item_means(unit_weights, people.sums, people.counts)
+    point = np.array([weighted_correlation(s, means, np.ones(n_items))[0] for s in scores.T])
+    halves = random_halves(n_people, n_splits, rng)
+    ceiling_point = float(np.sqrt(max(reliability_rows(unit_weights, np.ones(n_items),
+                                                       people.sums, people.counts, halves)[0],
+                                      0.0)))
+    draws = np.empty((n_boot, len(models)))
+    ceiling_draws = np.empty(n_boot)
+    chunk = 500
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
+        iw = _item_weights(n_items, clusters, stop - start, rng)
+        pw = multinomial_weights(n_people, stop - start, rng)
+        boot_means = weighted_item_means(pw, people.sums, people.counts)
+        for m in range(len(models)):
+            draws[start:stop, m] = weighted_correlation(scores[:, m], boot_means, iw)
+        rel = reliability_rows(pw, iw, people.sums, people.counts, halves[:2])
+        ceiling_draws[start:stop] = np.sqrt(np.clip(rel, 0.0, None))
+    draws_frame = pd.DataFrame(draws, columns=models)
+    covariance = joint_covariance(draws_frame)
+    estimates = pd.Series(point, index=models)
+    marginal = rank_confidence_sets(estimates, covariance, level=level)
+    simultaneous = rank_confidence_sets(estimates, covariance, level=level, simultaneous=True)
+    best = best_set(estimates, covariance, level=level)
+    se = np.sqrt(np.diag(covariance.to_numpy()))
+    c = _simultaneous_c(covariance.to_numpy(), level)
+    share = point / ceiling_point if ceiling_point > 0 else np.full(len(models), np.nan)
+    ranking = pd.DataFrame({
+        "estimate": point, "se": se, "ci_low": point - c * se, "ci_high": point + c * se,
+        "share_of_ceiling": share, "rank": marginal["rank"].to_numpy(),
+        "rank_lo_marginal": marginal["rank_lo"].to_numpy(),
+        "rank_hi_marginal": marginal["rank_hi"].to_numpy(),
+        "rank_lo_simultaneous": simultaneous["rank_lo"].to_numpy(),
+        "rank_hi_simultaneous": simultaneous["rank_hi"].to_numpy(),
+        "in_best_set": best.to_numpy()}, index=pd.Index(models, name="model"))
+    differences = pairwise_differences(estimates, covariance, level=level, delta=delta)
+    differences["equivalent"] = differences["tost_p"] < 1 - level
+    differences["differs"] = differences["p_holm"] < 1 - level
+    # bias-corrected: resampled people and items pull the split-half reliability down
+    lo, hi, _ = bc_interval(ceiling_point, ceiling_draws, level)
+    ceiling = {"estimate": ceiling_point, "ci_low": float(lo), "ci_high": float(hi),
+               "what": "sqrt of the people's split-half (Spearman-Brown) reliability of "
+                       "their item means, averaged over random halves; bias-corrected "
+                       "bootstrap interval"}
+    settings = {"statistic": "Pearson correlation of a model's score with people's item means",
+                "n_boot": int(n_boot), "seed": int(seed), "level": level, "delta": delta,
+                "resampled": f"participants x {'clusters of items (' + cluster + ')' if cluster else 'items'}",
+                "n_items": int(n_items), "n_participants": int(n_people),
+                "n_clusters": int(len(np.unique(clusters))) if clusters is not None else None,
+                "intervals": "estimate +/- c x bootstrap SE, c the max-|t| critical value over "
+                             "the models (simultaneous)",
+                "rank_sets": "Mogstad, Romano, Shaikh & Wilhelm (2023), stepdown, normal "
+                             "approximation; the best set is their tau-best set with tau = 1",
+                "pairwise": "differences with max-|t| simultaneous intervals, Holm over the "
+                            "pairs, TOST within +/- delta"}
+    return ModelRanking(ranking, differences, ceiling, draws_frame, settings)
+
+
+def _simultaneous_c(covariance: np.ndarray, level: float, n_draws: int = NULL_DRAWS,
+                    seed: int = NULL_SEED) -> float:
+    """The max-|t| critical value over the models' own estimates."""
+    sd = np.sqrt(np.diag(covariance))
+    values, vectors = np.linalg.eigh(covariance)
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    e = np.random.default_rng(seed).standard_normal((n_draws, len(sd))) @ root.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(np.where(sd > 0, e / sd, 0.0))
+    return float(np.quantile(t.max(axis=1), level))

@@ -21,3 +21,12 @@ def _(ws):
 def _(ws):
     return study("singular_they", "--keep-corrections", "--stimuli", "gbstats", "--no-bayes",
                  "--out", ws.fresh("study_they_keep_gbstats") / "r")
+
+
+# Issue 42: a second --model used to replace the first silently (only B was scored).
+for _study in ("singular_they", "name_gender", "role_nouns"):
+    @case(f"{_study} CLI: --model given twice", f"{_study} CLI",
+          names=("--model was given twice", "'smollm2-135m', then 'gpt2'"))
+    def _(ws, _study=_study):
+        return study(_study, "--model", "smollm2-135m", "--model", "gpt2", "--out",
+                     ws.fresh(f"study_{_study}_two_models") / "r")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gbstats.alignment.ranking import (best_set, joint_covariance, pairwise_differences,
-                                       rank_confidence_sets)
+                                       rank_confidence_sets, rank_models)
 from gbstats.errors import GbstatsError
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "reference" / "ranking_hand_cases.json")
@@ -159,3 +159,75 @@ def test_joint_covariance_refuses_replicates_a_model_lacks():
     draws = pd.DataFrame({"a": [0.1, 0.2, np.nan, 0.3, 0.2], "b": [0.1, 0.1, 0.2, 0.3, 0.1]})
     with pytest.raises(GbstatsError, match=r"a \(1 of 5\)"):
         joint_covariance(draws)
+
+
+# --- rank_models: one joint two-way bootstrap shared by every model -------------------
+
+def _people_and_models(seed: int = 3, n_items: int = 60, n_people: int = 80):
+    """Items in 20 clusters of 3 whose people's values and models' errors are both shared
+    within a cluster (as the items of one first name are); people rate every item."""
+    rng = np.random.default_rng(seed)
+    cluster = np.arange(n_items) // 3
+    mu = 0.8 * rng.normal(size=20)[cluster] + 0.6 * rng.normal(size=n_items)
+    clustered = rng.normal(size=20)[cluster]
+    items = pd.DataFrame({"item": np.arange(n_items), "name": cluster,
+                          "good": 0.8 * mu + 0.6 * clustered,
+                          "weak": 0.3 * mu + 0.9 * clustered + 0.3 * rng.normal(size=n_items)})
+    items["good_copy"] = items["good"]
+    people = pd.DataFrame([(p, i, mu[i] + rng.normal(0, 1.5)) for p in range(n_people)
+                           for i in range(n_items)], columns=["participant", "item", "rating"])
+    return items, people
+
+
+def test_two_copies_of_one_model_get_identical_statistics_and_cannot_be_ranked():
+    items, people = _people_and_models()
+    result = rank_models(items, people, models=["good", "good_copy", "weak"], n_boot=400,
+                         seed=1)
+    r = result.ranking
+    assert r.loc["good", "estimate"] == r.loc["good_copy", "estimate"]
+    assert r.loc["good", "se"] == pytest.approx(r.loc["good_copy", "se"], rel=1e-12)
+    assert (result.draws["good"] == result.draws["good_copy"]).all()
+    pair = result.differences.set_index(["model_a", "model_b"]).loc[("good", "good_copy")]
+    assert pair["ci_low"] <= 0 <= pair["ci_high"] and not pair["differs"]
+    assert r.loc["good", ["rank_lo_marginal", "rank_hi_marginal"]].tolist() == [1, 2]
+    assert r.loc["good_copy", ["rank_lo_marginal", "rank_hi_marginal"]].tolist() == [1, 2]
+    record = result.records()
+    row = next(x for x in record["model_ranking"] if x["model"] == "good_copy")
+    assert row["rank_set_marginal"] == [1, 2] and isinstance(row["in_best_set"], bool)
+    json.dumps(record)  # JSON-ready as it is
+
+
+def test_the_estimate_is_the_correlation_with_people_item_means_and_the_ceiling_bounds_it():
+    items, people = _people_and_models()
+    result = rank_models(items, people, models=["good", "weak"], n_boot=300, seed=2)
+    means = people.groupby("item")["rating"].mean()
+    assert result.ranking.loc["good", "estimate"] == pytest.approx(
+        np.corrcoef(items.set_index("item")["good"].loc[means.index], means)[0, 1], rel=1e-12)
+    # by hand: 80 raters of noise SD 1.5 over an item SD of 1 give a split-half reliability
+    # near 40 / (40 + 2.25) per half, Spearman-Brown to about .97, ceiling about .99
+    assert 0.95 < result.ceiling["estimate"] < 1.0
+    assert result.ranking["share_of_ceiling"].tolist() == pytest.approx(
+        (result.ranking["estimate"] / result.ceiling["estimate"]).tolist())
+
+
+def test_resampling_the_clusters_widens_the_intervals_when_errors_cluster():
+    items, people = _people_and_models()
+    by_item = rank_models(items, people, models=["good", "weak"], n_boot=600, seed=5)
+    by_name = rank_models(items, people, models=["good", "weak"], n_boot=600, seed=5,
+                          cluster="name")
+    assert (by_name.ranking["se"] > by_item.ranking["se"]).all()
+    assert by_name.settings["resampled"] == "participants x clusters of items (name)"
+    assert by_name.settings["n_clusters"] == 20
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(models=["good"]), "at least 2 models"),
+    (dict(models=["good", "good"]), "repeated: good"),
+    (dict(models=["good", "gpt2"]), "no column for model(s) gpt2"),
+    (dict(models=["good", "weak"], n_boot=50), "n_boot must be a whole number >= 200"),
+    (dict(models=["good", "weak"], cluster="story"), "no column 'story'"),
+])
+def test_rank_models_refuses_what_it_cannot_rank(kwargs, message):
+    items, people = _people_and_models(n_people=10)
+    with pytest.raises(GbstatsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        rank_models(items, people, **kwargs)
