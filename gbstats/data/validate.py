@@ -35,10 +35,7 @@ def read_table(path: str | os.PathLike | io.IOBase, *, sep: str = ",",
     """
     name = source or str(path)
     if isinstance(path, (str, os.PathLike)):
-        p = Path(path)
-        if not p.exists():
-            raise DataValidationError("file not found", source=name,
-                                      expected="an existing file")
+        p = require_readable_file(path, source=name)
         if p.stat().st_size == 0:
             raise DataValidationError("the file is empty", source=name,
                                       expected="a header line and at least one row",
@@ -188,8 +185,39 @@ def validate_frame(df: pd.DataFrame, *, source: str,
     return out
 
 
+def require_readable_file(path: str | os.PathLike, *, source: str | None = None,
+                          column: str | None = None) -> Path:
+    """`path` as a Path when it names a regular file this process can read; otherwise a
+    DataValidationError saying what it is instead (missing, a folder, standard input,
+    unreadable). `column` names the flag it came from (--human, --stimuli ...)."""
+    name = source or str(path)
+    expected = "an existing, readable file"
+    if os.fspath(path) == "-":
+        raise DataValidationError("reading from standard input is not supported",
+                                  source=name, column=column, expected=expected + " (save "
+                                  "the data to a file and give its path)", found="'-'")
+    p = Path(path)
+    if not p.exists():
+        parent = p.parent if str(p.parent) else Path(".")
+        found = ("no such file" if parent.is_dir()
+                 else f"no such file, and no folder {parent}")
+        raise DataValidationError("file not found", source=name, column=column,
+                                  expected=expected, found=found)
+    if p.is_dir():
+        raise DataValidationError("this is a folder, not a file", source=name, column=column,
+                                  expected=expected, found="a folder")
+    if not p.is_file():
+        raise DataValidationError("this is not a regular file", source=name, column=column,
+                                  expected=expected, found="a device, pipe or socket")
+    if not os.access(p, os.R_OK):
+        raise DataValidationError("the file cannot be read (permission denied)", source=name,
+                                  column=column, expected=expected)
+    return p
+
+
 def sniff_separator(path: str | os.PathLike) -> str:
     """Guess ',' / tab / ';' / whitespace from the first line (for users' own files)."""
+    require_readable_file(path)
     with open(path, newline="", encoding="utf-8", errors="replace") as fh:
         head = fh.readline()
     try:

@@ -87,6 +87,10 @@ def stimuli_description(stimuli: pd.DataFrame, corrections, text_reason: str = "
 
 def load(run, _):
     args = run.args
+    if args.human is not None:  # before the stimuli load: a typo in the path fails at once
+        from gbstats.data.validate import require_readable_file
+
+        require_readable_file(args.human, column="--human")
     as_published, text_reason = choose_text(args.stimuli, human_given=args.human is not None,
                                             as_published=args.as_published,
                                             keep_corrections=args.keep_corrections)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gbstats.data.validate import read_table, validate_frame
+from gbstats.data.validate import read_table, require_readable_file, validate_frame
 from gbstats.errors import DataValidationError
 
 STIMULI_VERSION = "1.0"
@@ -339,4 +339,4 @@ def select_stimuli(choice: str | None, data_dir=None, *, as_published: bool = Fa
             expected=f"{CAMILLIERE} (the published stimuli), {GBSTATS_FRAMES} (gbstats' "
                      "own frames) or an existing stimulus file",
             found="neither a name nor a file")
-    return load_stimuli(Path(choice)), None
+    return load_stimuli(require_readable_file(choice, column="--stimuli")), None
