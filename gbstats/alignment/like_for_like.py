@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from gbstats.data.validate import require_indicator, require_probability
 from gbstats.errors import DataValidationError
 
 
@@ -64,11 +65,36 @@ def model_shares(scored: pd.DataFrame, option_sets: Mapping[str, Sequence[str]],
             raise DataValidationError("an option set without its target", source=name,
                                       expected=f"{target!r} among the options",
                                       found=repr(list(options)))
-        _require(scored, [prefix + o for o in options], "model scores")
-        mass = scored[[prefix + o for o in options]].sum(axis=1)
+        probabilities = _probabilities(scored, [prefix + o for o in options])
+        mass = probabilities.sum(axis=1)
         out[f"coverage_{name}"] = mass
-        out[f"share_{name}"] = scored[prefix + target] / mass
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[f"share_{name}"] = probabilities[prefix + target] / mass
     return out
+
+
+# Summed next-word probabilities of distinct words cannot exceed 1; a little rounding
+# (float32 softmax) can.
+MASS_TOLERANCE = 1e-4
+
+
+def _probabilities(scored: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The option columns as probabilities: numbers in [0, 1] whose sum per row is at
+    most 1 (they are disjoint next words)."""
+    _require(scored, columns, "model scores")
+    values = pd.DataFrame({c: require_probability(scored, c, source="model scores",
+                                                  row_offset=lambda pos: pos + 1)
+                           for c in columns}, index=scored.index)
+    mass = values.sum(axis=1)
+    over = mass > 1 + MASS_TOLERANCE
+    if over.any():
+        pos = int(np.flatnonzero(over.to_numpy())[0])
+        raise DataValidationError(
+            "the options' probabilities sum to more than 1", source="model scores",
+            row=pos + 1, column=columns[0],
+            expected=f"disjoint next-word probabilities ({', '.join(columns)}) summing to "
+                     f"at most 1", found=f"{float(mass.iloc[pos]):.4g}")
+    return values
 
 
 def people_shares(trials: pd.DataFrame, option_sets: Mapping[str, Sequence[str]], *,
@@ -76,10 +102,14 @@ def people_shares(trials: pd.DataFrame, option_sets: Mapping[str, Sequence[str]]
     """Per `by` group and option set S: trials, trials in S (`n_in_set`), the target's
     count, its share of S with a Wilson interval, and the share of all trials S covers
     (`coverage`). Options are 0/1 indicator columns of `trials`; one row per group x set."""
-    columns = sorted({o for opts in option_sets.values() for o in opts})
+    columns = sorted({o for opts in option_sets.values() for o in opts} | {target})
     _require(trials, list(by) + columns, "trials")
+    indicators = trials[list(by)].copy()
+    for column in columns:
+        indicators[column] = require_indicator(trials, column, source="trials",
+                                               row_offset=lambda pos: pos + 1)
     rows = []
-    for keys, part in trials.groupby(list(by), sort=True):
+    for keys, part in indicators.groupby(list(by), sort=True):
         keys = keys if isinstance(keys, tuple) else (keys,)
         for name, options in option_sets.items():
             in_set = int(part[list(options)].sum(axis=1).clip(upper=1).sum())
@@ -101,8 +131,7 @@ def response_coverage(scored: pd.DataFrame, option_sets: Mapping[str, Sequence[s
     for keys, part in scored.groupby(list(by), sort=True):
         keys = keys if isinstance(keys, tuple) else (keys,)
         for name, options in option_sets.items():
-            _require(part, [prefix + o for o in options], "model scores")
-            mass = part[[prefix + o for o in options]].sum(axis=1)
+            mass = _probabilities(part, [prefix + o for o in options]).sum(axis=1)
             rows.append({**dict(zip(by, keys)), "option_set": name, "options": ", ".join(options),
                          "n_prompts": len(part), "mass_mean": float(mass.mean()),
                          "mass_min": float(mass.min()), "mass_max": float(mass.max())})

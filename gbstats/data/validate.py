@@ -105,6 +105,55 @@ def require_numeric(df: pd.DataFrame, column: str, *, source: str,
     return values.astype(float)
 
 
+# Text that means true or false in an indicator column (R's write.csv writes TRUE/FALSE).
+_TRUE_TEXT, _FALSE_TEXT = {"true", "1", "1.0"}, {"false", "0", "0.0"}
+
+
+def require_indicator(df: pd.DataFrame, column: str, *, source: str,
+                      row_offset=file_row) -> pd.Series:
+    """`df[column]` as 0.0/1.0 floats, or raise naming the first cell that is not 0, 1,
+    True or False (as booleans, numbers or text). A missing cell is refused too: counted
+    as 0 it would put a trial outside its set without a word."""
+    raw = df[column]
+
+    def parse(value):
+        if isinstance(value, (bool, np.bool_)):
+            return float(value)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            return 1.0 if text in _TRUE_TEXT else 0.0 if text in _FALSE_TEXT else np.nan
+        if isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
+            return float(value)
+        return np.nan
+
+    values = raw.map(parse).astype(float)
+    bad = values.isna()
+    if bad.any():
+        pos = _first_bad(bad)
+        raise DataValidationError(
+            f"{int(bad.sum())} value(s) that are not 0/1", source=source, row=row_offset(pos),
+            column=column, expected="an indicator: 0 or 1 (or True/False) in every row",
+            found="an empty cell" if pd.isna(raw.iloc[pos]) else repr(raw.iloc[pos]))
+    return values
+
+
+def require_probability(df: pd.DataFrame, column: str, *, source: str,
+                        row_offset=file_row) -> pd.Series:
+    """`df[column]` as floats in [0, 1], or raise naming the first cell outside. Negative
+    values are named as what they most likely are: log-probabilities."""
+    values = require_numeric(df, column, source=source, row_offset=row_offset)
+    bad = (values < 0) | (values > 1)
+    if bad.any():
+        pos = _first_bad(bad)
+        hint = (" (negative values look like log-probabilities: exponentiate them)"
+                if (values < 0).any() else "")
+        raise DataValidationError(
+            f"{int(bad.sum())} value(s) outside [0, 1]{hint}", source=source,
+            row=row_offset(pos), column=column, expected="a probability between 0 and 1",
+            found=repr(float(values.iloc[pos])))
+    return values
+
+
 def require_ids(df: pd.DataFrame, column: str, *, source: str, row_offset=file_row) -> None:
     """Raise on the first blank cell of an id column (participant, item...).
 

@@ -1,0 +1,93 @@
+"""Hostile cases of the third round (issues 42 and 44): the statistics API's inputs,
+`--human` and input paths, and the many-models CLI.
+
+Each case is one a hostile user tried on main: what it did then is in its comment.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from hostile_cases import Wrong, case, study
+
+
+# Issue 42: a second --model used to replace the first silently (only B was scored).
+for _study in ("singular_they", "name_gender", "role_nouns"):
+    @case(f"{_study} CLI: --model given twice", f"{_study} CLI",
+          names=("--model was given twice", "'smollm2-135m', then 'gpt2'"))
+    def _(ws, _study=_study):
+        return study(_study, "--model", "smollm2-135m", "--model", "gpt2", "--out",
+                     ws.fresh(f"study_{_study}_two_models") / "r")
+
+
+# Issue 44, case 10: these raised FileNotFoundError / IsADirectoryError tracebacks.
+for _label, _flag, _value, _names in [
+        ("--human names a missing file", "--human", "missing.csv", ("missing.csv", "file not found")),
+        ("--human - (standard input)", "--human", "-", ("standard input",)),
+        ("--human names a folder", "--human", "FOLDER", ("a folder, not a file",)),
+        ("--stimuli names a folder", "--stimuli", "FOLDER", ("--stimuli", "a folder, not a file")),
+]:
+    @case(f"singular_they CLI: {_label}", "singular_they CLI", names=_names)
+    def _(ws, _flag=_flag, _value=_value, _label=_label):
+        folder = ws.fresh("study_they_input_paths")
+        value = str(folder) if _value == "FOLDER" else _value
+        return study("singular_they", _flag, value, "--no-bayes", "--out", folder / "r")
+
+
+# --- like-for-like shares (issue 44, cases 7 and 12, and "a missing 0/1 indicator") ---------
+
+@case("model_shares: log-probabilities instead of probabilities", "model_shares",
+      names=("p_raw_she", "log-probabilities"))
+def _(ws):
+    # returned plausible shares (0.66 where the truth is 0.25) before
+    from gbstats.alignment.like_for_like import model_shares
+
+    scored = pd.DataFrame({"p_raw_he": [-0.29, -1.2], "p_raw_she": [-1.39, -0.4]})
+    return model_shares(scored, {"binary": ["she", "he"]}, target="she")
+
+
+@case("model_shares: option probabilities summing above 1", "model_shares",
+      names=("p_raw_he", "sum to more than 1"))
+def _(ws):
+    from gbstats.alignment.like_for_like import model_shares
+
+    scored = pd.DataFrame({"p_raw_he": [0.7], "p_raw_she": [0.6]})
+    return model_shares(scored, {"binary": ["he", "she"]}, target="she")
+
+
+@case("people_shares: TRUE/FALSE text indicators", "people_shares", expect="correct_result")
+def _(ws):
+    # raised a TypeError before
+    from gbstats.alignment.like_for_like import people_shares
+
+    trials = pd.DataFrame({"cond": ["a", "a", "a", "b"], "he": ["TRUE", "FALSE", "FALSE", "FALSE"],
+                           "she": ["FALSE", "TRUE", "TRUE", "TRUE"]})
+    return people_shares(trials, {"binary": ["he", "she"]}, target="she", by=["cond"])
+
+
+def _check_text_indicators(ws, table):
+    a = table.set_index("cond").loc["a"]
+    if (a["n_in_set"], a["n_target"]) != (3, 2) or abs(a["share"] - 2 / 3) > 1e-12:
+        raise Wrong(f"TRUE/FALSE counted wrong: {a.to_dict()}")
+
+
+from hostile_cases import CASES  # noqa: E402
+
+CASES[-1].check = _check_text_indicators
+
+
+@case("people_shares: a missing 0/1 indicator", "people_shares",
+      names=("'he'", "row 2", "empty cell"))
+def _(ws):
+    # was counted as "outside the set" before
+    from gbstats.alignment.like_for_like import people_shares
+
+    trials = pd.DataFrame({"cond": ["a", "a"], "he": [1, None], "she": [0, 1]})
+    return people_shares(trials, {"binary": ["he", "she"]}, target="she", by=["cond"])
+
+
+@case("people_shares: an indicator of 2", "people_shares", names=("'she'", "not 0/1", "2"))
+def _(ws):
+    from gbstats.alignment.like_for_like import people_shares
+
+    trials = pd.DataFrame({"cond": ["a", "a"], "he": [1, 0], "she": [0, 2]})
+    return people_shares(trials, {"binary": ["he", "she"]}, target="she", by=["cond"])
