@@ -95,6 +95,21 @@ def design_rows(fit, rows: pd.DataFrame) -> pd.DataFrame:
     """The fixed-effect design (R's model.matrix, the fit's own codings) of `rows`, which
     hold a value for every predictor (factor levels as strings)."""
     parsed = parse_formula(fit.formula)
+    if not isinstance(rows, pd.DataFrame) or len(rows) == 0:
+        raise GbstatsError("design rows must be a non-empty DataFrame with a value for every "
+                           f"predictor of {fit.formula!r}")
+    needed = [v for v in parsed.variables if any(v in term for term in parsed.fixed_terms)]
+    missing = [v for v in needed if v not in rows.columns]
+    if missing:
+        raise GbstatsError(f"the design rows have no column for predictor(s) "
+                           f"{', '.join(missing)} of {fit.formula!r}; expected a value for "
+                           f"every predictor ({', '.join(needed)}) in every row, found columns "
+                           f"{', '.join(map(str, rows.columns))}")
+    blank = [v for v in needed if rows[v].isna().any()]
+    if blank:
+        raise GbstatsError(f"the design rows have missing values of {', '.join(blank)} (row "
+                           f"{int(np.flatnonzero(rows[blank[0]].isna().to_numpy())[0]) + 1}); "
+                           f"every row needs a value for every predictor of {fit.formula!r}")
     codings = codings_from_records(fit.fit_stats.get("contrasts") or {})
     levels = {v: list(c.levels) for v, c in codings.items()}
     unknown = {v: sorted(set(rows[v].astype(str)) - set(levels[v])) for v in levels if v in rows}

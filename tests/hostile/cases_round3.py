@@ -91,3 +91,27 @@ def _(ws):
 
     trials = pd.DataFrame({"cond": ["a", "a"], "he": [1, 0], "she": [0, 2]})
     return people_shares(trials, {"binary": ["he", "she"]}, target="she", by=["cond"])
+
+
+# --- population-averaged effects (issue 44, case 11) -------------------------------------
+
+def _small_glmm():
+    import numpy as np
+
+    from gbstats.mixed.lmm import fit_glmm
+
+    rng = np.random.default_rng(3)
+    n = 400
+    data = pd.DataFrame({"participant": rng.integers(0, 20, n), "x": rng.normal(size=n),
+                         "freq": rng.choice(["high", "low"], n)})
+    data["y"] = (rng.random(n) < 1 / (1 + np.exp(-(0.5 * data["x"])))).astype(int)
+    return fit_glmm("y ~ x + freq + (1|participant)", data, backend="lme4")
+
+
+@case("population_averaged_contrast: rows lacking one predictor", "population_averaged",
+      names=("freq", "no column for predictor"), needs=("r",))
+def _(ws):
+    # raised KeyError: 'freq' before
+    from gbstats.mixed.population import population_averaged_contrast, slope_rows
+
+    return population_averaged_contrast(_small_glmm(), *slope_rows(pd.DataFrame({"x": [0.0]}), "x"))

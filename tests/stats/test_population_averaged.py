@@ -119,3 +119,15 @@ def test_random_slopes_and_gaussian_fits_are_refused():
     assert out["random_intercept_variance"] == pytest.approx(linear.ranef_var["variance"].sum())
     assert out["conditional"] == pytest.approx(linear.coef("x")["estimate"], rel=1e-6)
     assert abs(out["marginal"]) < abs(out["conditional"])
+
+
+@pytest.mark.needs_r
+def test_rows_lacking_a_predictor_or_a_value_are_refused_by_name(glmm_fit):
+    # issue 44, case 11: a KeyError: 'freq'-style traceback before
+    from gbstats.errors import GbstatsError
+
+    with pytest.raises(GbstatsError, match=r"no column for predictor\(s\) cond"):
+        population_averaged_contrast(glmm_fit, *slope_rows(pd.DataFrame({"x": [0.0]}), "x"))
+    with pytest.raises(GbstatsError, match=r"missing values of cond \(row 2\)"):
+        population_averaged_contrast(glmm_fit, pd.DataFrame({"x": [0.0, 0.0],
+                                                             "cond": ["a", None]}), [-1.0, 1.0])
