@@ -286,6 +286,7 @@ def model_table(models, *, statistic: str = "se", stars: bool = False,
         cells = ordered
         notes.append(f"Published: the published estimates{' (SE)' if statistic == 'se' else ''}; "
                      f"Difference: {target} minus published.")
+    notes += _scale_notes(rows, cells)
     notes += _notes(fits, stars, statistic, coding_note, variables, levels,
                     likelihood_rows=bool({"loglik", "aic", "bic"} & set(gof)))
     if correlations and any(getattr(f, "handle", None) is None for f in fits.values()):
@@ -490,15 +491,20 @@ def _format_model(label, fit, rows, numbers, statistic, stars, decimals) -> list
         if kind == "coef":
             if (row.key, "estimate") not in values:
                 cells.append("")
-            elif row.role == "estimate":
+                continue
+            # An estimate the column's decimals would print as 0 (a slope per raw count:
+            # 1.8e-9 with p = 3e-15 read "0.000 (0.000)") is shown with its own scale.
+            show = (format_scientific if below_precision(values[(row.key, "estimate")], d)
+                    else lambda v: format_fixed(v, d))
+            if row.role == "estimate":
                 mark = _stars(values[(row.key, "p_value")]) if stars and not is_bayesian(fit) else ""
-                cells.append(format_fixed(values[(row.key, "estimate")], d) + mark)
+                cells.append(show(values[(row.key, "estimate")]) + mark)
             elif statistic == "se":
                 se = values[(row.key, "se")]
-                cells.append(MISSING if is_missing(se) else f"({format_fixed(se, d)})")
+                cells.append(MISSING if is_missing(se) else f"({show(se)})")
             else:
                 low, high = values[(row.key, "ci_low")], values[(row.key, "ci_high")]
-                cells.append(f"[{format_fixed(low, d)}, {format_fixed(high, d)}]")
+                cells.append(f"[{show(low)}, {show(high)}]")
         elif kind in ("sd", "cor"):
             value = values.get((row.key, kind))
             cells.append("" if value is None else format_fixed(value, d))
@@ -514,6 +520,34 @@ def _format_model(label, fit, rows, numbers, statistic, stars, decimals) -> list
             else:
                 cells.append(format_fixed(value, GOF_DECIMALS.get(quantity, 1)))
     return cells
+
+
+def below_precision(value, decimals: int) -> bool:
+    """True for a non-zero estimate that `decimals` fixed decimals would print as 0."""
+    if is_missing(value):
+        return False
+    x = abs(float(value))
+    return 0 < x < 0.5 * 10.0 ** -decimals
+
+
+def format_scientific(value) -> str:
+    """Two significant digits in scientific notation ("1.8e-09"); siunitx reads it."""
+    return MISSING if is_missing(value) else f"{float(value):.1e}"
+
+
+def _scale_notes(rows, cells) -> list[str]:
+    """One sentence naming the terms shown in scientific notation, and what to do."""
+    shown = []
+    for i, row in enumerate(rows):
+        if row.role == "estimate" and row.key.startswith("coef:") and any(
+                "e" in column[i].lower() and column[i] not in ("", MISSING)
+                for column in cells.values()):
+            shown.append(row.label)
+    if not shown:
+        return []
+    return [f"{', '.join(shown)}: estimates too small for the table's decimals are shown in "
+            f"scientific notation; rescaling the predictor (for example per thousand units) "
+            f"would show them in fixed digits."]
 
 
 def _published_columns(published, rows, numbers, target, statistic, target_cells):

@@ -115,3 +115,32 @@ def _(ws):
     from gbstats.mixed.population import population_averaged_contrast, slope_rows
 
     return population_averaged_contrast(_small_glmm(), *slope_rows(pd.DataFrame({"x": [0.0]}), "x"))
+
+
+# --- a tiny coefficient (issue 44, case 4) ------------------------------------------------
+
+@case("model_table: a significant slope per raw count (1.8e-9)", "model_table",
+      expect="correct_result")
+def _(ws):
+    # printed 0.000 (0.000) [0.000, 0.000] before
+    import numpy as np
+
+    from gbstats.mixed.lmm import fit_lmm
+    from gbstats.report.model_table import model_table
+
+    rng = np.random.default_rng(8)
+    data = pd.DataFrame({"subject": np.repeat(np.arange(30), 10),
+                         "count": rng.uniform(0, 2e9, 300)})
+    data["y"] = 2.0 + 1.8e-9 * data["count"] + rng.normal(0, 0.3, 300)
+    return model_table({"M": fit_lmm("y ~ count + (1 | subject)", data,
+                                     backend="statsmodels")})
+
+
+def _check_tiny(ws, table):
+    row = next(i for i, r in enumerate(table.rows) if r.key == "coef:count" and r.role == "estimate")
+    cell = table.cells["M"][row]
+    if float(cell) == 0 or not any("scientific notation" in n for n in table.notes):
+        raise Wrong(f"the slope shows as {cell!r}, notes {table.notes}")
+
+
+CASES[-1].check = _check_tiny

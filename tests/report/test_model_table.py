@@ -283,3 +283,27 @@ def test_spanning_headers_markdown_latex_and_the_grammar():
     assert r"\cmidrule(lr){2-3}\cmidrule(lr){4-4}" in tex
     assert re.search(r"S\[table-format=-?\d+\.3", tex)     # decimal-aligned model columns
     assert r"\multicolumn{4}{@{}l}{\textit{Random effects (SD)}}" in tex
+
+
+def test_an_estimate_below_the_tables_precision_is_shown_at_its_own_scale():
+    # issue 44, case 4: a significant slope per raw count (about 1.8e-9) printed as
+    # 0.000 (0.000); it now keeps two significant digits, and a note says to rescale
+    from gbstats.mixed.lmm import fit_lmm
+
+    rng = np.random.default_rng(8)
+    n = 300
+    data = pd.DataFrame({"subject": np.repeat(np.arange(30), 10),
+                         "count": rng.uniform(0, 2e9, n)})
+    data["y"] = 2.0 + 1.8e-9 * data["count"] + rng.normal(0, 0.3, n) \
+        + np.repeat(rng.normal(0, 0.5, 30), 10)
+    fit = fit_lmm("y ~ count + (1 | subject)", data, backend="statsmodels")
+    table = model_table({"M": fit}, variables={"count": "Count"})
+    coef = fit.coef("count")
+    assert cells_by_label(table)["Count"] == [f"{coef['estimate']:.1e}"]
+    assert se_cells(table, "count") == [f"({coef['se']:.1e})"]
+    assert float(cells_by_label(table)["Count"][0]) == pytest.approx(1.8e-9, rel=0.2)
+    assert cells_by_label(table)["Intercept"][0] == f"{fit.coef('(Intercept)')['estimate']:.3f}"
+    assert any(n.startswith("Count: estimates too small") for n in table.notes)
+    presented = table.presented("A tiny slope", "tab:tiny")
+    assert grammar_problems(presented) == []
+    assert f"{coef['estimate']:.1e}" in render_latex(presented)
