@@ -91,6 +91,15 @@ def check_output_file(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     if resolved.is_dir():
         raise OutputPathError(f"{flag} {path} is a folder; expected a file name such as "
                               f"{path / 'scores.csv'}")
+    here = Path.cwd().resolve()
+    if resolved == here or resolved in here.parents:
+        # the finished report replaces --out by a rename: a shell inside it would be left
+        # in a deleted folder, and the same command again would fail there
+        raise OutputPathError(
+            f"{flag} {path} is the current folder{' or holds it' if resolved != here else ''}; "
+            f"the run replaces {flag} as a whole when it finishes, which would pull the "
+            f"folder out from under your shell; expected a folder inside it, such as "
+            f"{flag} {Path(path) / 'report'}")
     _probe_folder(resolved.parent, flag, path)
     return path
 
@@ -195,10 +204,12 @@ def _legacy_report(folder: Path, entries: set[str]) -> tuple[bool, str]:
     return True, ""
 
 
-def replace_refusal(folder: str | os.PathLike) -> str | None:
+def replace_refusal(folder: str | os.PathLike, study: str | None = None) -> str | None:
     """Why the existing `folder` must not be emptied or replaced, or None when it may be:
     it is empty, it carries gbstats' marker and holds only the files listed there, or it is
-    a report of an older gbstats holding only what every report writes (`_legacy_report`)."""
+    a report of an older gbstats holding only what every report writes (`_legacy_report`).
+    With `study`, a report folder of *another* study is refused too: one mistyped --out
+    would otherwise replace that study's report without a word."""
     folder = Path(folder)
     try:
         entries = {e.name for e in folder.iterdir()}
@@ -217,6 +228,11 @@ def replace_refusal(folder: str | os.PathLike) -> str | None:
         made = {str(d) for d in marker.get("folders", [])}
         made |= {p.as_posix() for f in listed for p in Path(f).parents if p != Path(".")}
         added = (files - listed) | (folders - made)
+        theirs = marker.get("study")
+        if study is not None and theirs is not None and theirs != study:
+            return (f"is the report of study {theirs!r} (written {marker.get('written_utc')}), "
+                    f"and this run is study {study!r}: replacing it would delete that report; "
+                    f"choose another --out, or delete the folder first if it may go")
         if added:
             return (f"is a report folder gbstats wrote (study {marker.get('study')!r}, "
                     f"{marker.get('written_utc')}), but it now also holds {_shown(added)}, "
@@ -231,7 +247,8 @@ def replace_refusal(folder: str | os.PathLike) -> str | None:
             f"folder gbstats wrote (it carries a {MARKER} marker)")
 
 
-def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path:
+def check_output_folder(path: str | os.PathLike, *, flag: str = "--out",
+                        study: str | None = None) -> Path:
     """Refuse an output folder that cannot be written or must not be replaced, before any work.
 
     A study's outputs are written into a hidden sibling of the folder and swapped into
@@ -241,6 +258,12 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
     user's files.
     """
     path = Path(path)
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise OutputPathError("the current folder no longer exists (it was deleted or "
+                              "replaced since the shell entered it); cd to an existing "
+                              "folder and run again") from None
     resolved = path.expanduser().resolve()
     if resolved.parent == resolved:
         raise OutputPathError(f"{flag} {path} is the file system root; expected a folder")
@@ -252,9 +275,18 @@ def check_output_folder(path: str | os.PathLike, *, flag: str = "--out") -> Path
                 f"{flag} {path} is a mount point: the finished report replaces the output "
                 f"folder by a rename, which a mount point does not allow; expected a folder "
                 f"inside it, such as {path / 'report'}")
-        why = replace_refusal(resolved)
+        why = replace_refusal(resolved, study)
         if why is not None:
             raise OutputPathError(f"{flag} {path} {why}")
+    here = Path.cwd().resolve()
+    if resolved == here or resolved in here.parents:
+        # the finished report replaces --out by a rename: a shell inside it would be left
+        # in a deleted folder, and the same command again would fail there
+        raise OutputPathError(
+            f"{flag} {path} is the current folder{' or holds it' if resolved != here else ''}; "
+            f"the run replaces {flag} as a whole when it finishes, which would pull the "
+            f"folder out from under your shell; expected a folder inside it, such as "
+            f"{flag} {Path(path) / 'report'}")
     _probe_folder(resolved.parent, flag, path)
     return path
 
@@ -291,8 +323,14 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_partials(out: Path) -> list[Path]:
     """Remove the hidden staging folders that killed runs left beside `out` (their pid is gone)."""
     removed = []
-    for candidate in out.parent.glob(f".{out.name}{PARTIAL_TAG}*"):
-        pid_text = candidate.name[len(f".{out.name}{PARTIAL_TAG}"):].split("-", 1)[0]
+    prefix = f".{out.name}{PARTIAL_TAG}"
+    try:
+        # a prefix test, not glob: a name holding "[ ]" or "*" is a glob pattern
+        candidates = [p for p in out.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return removed
+    for candidate in candidates:
+        pid_text = candidate.name[len(prefix):].split("-", 1)[0]
         if pid_text.isdigit() and not _pid_alive(int(pid_text)) and candidate.is_dir():
             shutil.rmtree(candidate, ignore_errors=True)
             removed.append(candidate)
@@ -379,7 +417,7 @@ class staged_folder:
         try:
             write_marker(self.staging, self.study)
             if self.out.is_dir():
-                why = replace_refusal(self.out)
+                why = replace_refusal(self.out, self.study)
                 if why is not None:
                     kept = self._keep_finished()
                     raise OutputPathError(

@@ -144,3 +144,68 @@ def _check_tiny(ws, table):
 
 
 CASES[-1].check = _check_tiny
+
+
+# --- report folders (issue 44, cases 13, 16 and 17) -----------------------------------------
+
+@case("role_nouns CLI: --out names singular_they's report folder", "role_nouns CLI",
+      names=("report of study 'singular_they'", "role_nouns"))
+def _(ws):
+    # deleted singular_they's report without a word before: the marker named the study
+    # but was not checked
+    from hostile_cases_files import _marked_report, _untouched_study
+
+    out = _marked_report(ws.fresh("files_other_study") / "they")
+    return _untouched_study(out, "singular_they's report", "role_nouns", "--model", "none",
+                            "--no-bayes", "--out", out)
+
+
+@case("role_nouns CLI: --out . in an empty folder (the shell's own)", "role_nouns CLI",
+      names=("--out", "current folder"))
+def _(ws):
+    # swapped the folder out from under the shell before; the same command again then
+    # gave a FileNotFoundError traceback
+    from hostile_cases_files import _cwd
+
+    folder = ws.fresh("files_out_is_cwd")
+    with _cwd(folder):
+        return study("role_nouns", "--model", "none", "--no-bayes", "--out", ".")
+
+
+@case("role_nouns CLI: run from a folder that was deleted", "role_nouns CLI",
+      names=("current folder no longer exists",))
+def _(ws):
+    import os
+
+    folder = ws.fresh("files_deleted_cwd")
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        folder.rmdir()
+        return study("role_nouns", "--model", "none", "--no-bayes", "--out", "r")
+    finally:
+        os.chdir(old)
+
+
+@case("remove_stale_partials: an --out whose name holds [ ]", "report folders",
+      expect="correct_result")
+def _(ws):
+    # the stale staging folder of such an --out was never removed: its name was read as a
+    # glob pattern
+    from gbstats.report.files import PARTIAL_TAG, remove_stale_partials
+
+    folder = ws.fresh("files_brackets")
+    out = folder / "report [v2]"
+    stale = folder / f".{out.name}{PARTIAL_TAG}999999999-x"
+    stale.mkdir()
+    removed = remove_stale_partials(out)
+    return stale, removed
+
+
+def _check_brackets(ws, value):
+    stale, removed = value
+    if stale.exists() or removed != [stale]:
+        raise Wrong(f"the stale staging folder {stale.name} was left (removed: {removed})")
+
+
+CASES[-1].check = _check_brackets
