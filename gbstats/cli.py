@@ -39,6 +39,31 @@ class hidden_unraisable_interrupts:
         return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a batch scheduler's time limit, `docker stop`), raised where a
+    Ctrl-C would be so that the same clean-up runs: the clean R server and its fit are
+    ended, and the command prints one line. A KeyboardInterrupt, so every handler of
+    Ctrl-C handles it; its exit code is 143 (128 + 15), as a shell reports SIGTERM."""
+
+
+EXIT_TERMINATED = 143
+
+
+def raise_terminated(signum, frame):
+    raise Terminated("terminated (SIGTERM)")
+
+
+def handle_sigterm_as_interrupt():
+    """Install `raise_terminated` for SIGTERM (main thread only); returns the handler it
+    replaced, or None where it could not be installed."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, raise_terminated)
+
+
 def print_interrupted(line: str) -> None:
     """Print a run's last line after Ctrl-C; a second Ctrl-C meanwhile must not cut it off
     (SIGINT is ignored while it is printed, then handled as before)."""
@@ -46,12 +71,13 @@ def print_interrupted(line: str) -> None:
     import threading
 
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    previous = ({sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+                if main else {})
     try:
         print(line, file=sys.stderr, flush=True)
     finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _cmd_check(args) -> int:

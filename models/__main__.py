@@ -190,28 +190,32 @@ def main(argv: list[str] | None = None) -> int:
     except GbstatsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        # Ctrl-C: one line on what was kept, not a traceback through torch
-        from gbstats.cli import print_interrupted
+    except KeyboardInterrupt as stop:
+        # Ctrl-C or SIGTERM: one line on what was kept, not a traceback through torch
+        from gbstats.cli import EXIT_TERMINATED, Terminated, print_interrupted
         from models.cache import stored_summary
 
         kept = stored_summary()
         out = getattr(args, "out", None)
+        terminated = isinstance(stop, Terminated)
         print_interrupted(
-            f"\ninterrupted: {kept + ' kept in the cache' if kept else 'no score was kept yet'}"
+            f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: "
+            f"{kept + ' kept in the cache' if kept else 'no score was kept yet'}"
             + (f"; {out} was not written" if out else "")
             + "; rerun the same command to resume (cached scores are not computed again)")
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     return 1
 
 
 if __name__ == "__main__":
-    from gbstats.cli import hidden_unraisable_interrupts
+    from gbstats.cli import EXIT_TERMINATED, handle_sigterm_as_interrupt, hidden_unraisable_interrupts
 
+    handle_sigterm_as_interrupt()
     with hidden_unraisable_interrupts():
         code = main()
-    if code == EXIT_INTERRUPTED:  # a second Ctrl-C during the interpreter's exit: no traceback
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # a second signal during the exit: no traceback
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)

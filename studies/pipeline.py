@@ -560,11 +560,12 @@ class InterruptWatch:
 
     def __init__(self):
         self.seen = False
+        self.terminated = False
         self.active = False
-        self._old_handler = self._old_hook = None
+        self._old_handler = self._old_hook = self._old_term = None
 
     def __enter__(self):
-        self.seen, self.active = False, True
+        self.seen, self.terminated, self.active = False, False, True
         self.arm()
         self._old_hook = sys.unraisablehook
         sys.unraisablehook = self._unraisable
@@ -579,10 +580,21 @@ class InterruptWatch:
             previous = signal.signal(signal.SIGINT, self._on_sigint)
             if self._old_handler is None:
                 self._old_handler = previous
+            # SIGTERM (timeout, a scheduler's time limit, docker stop) stops the run as
+            # Ctrl-C does: the R server and its fit are ended, one line is printed
+            previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+            if self._old_term is None:
+                self._old_term = previous
 
     def _on_sigint(self, signum, frame):
         self.seen = True
         raise KeyboardInterrupt
+
+    def _on_sigterm(self, signum, frame):
+        from gbstats.cli import Terminated
+
+        self.seen = self.terminated = True
+        raise Terminated("terminated (SIGTERM)")
 
     def _unraisable(self, unraisable) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
@@ -604,9 +616,12 @@ class InterruptWatch:
 
         self.active = False
         sys.unraisablehook = self._old_hook
-        if self._old_handler is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, self._old_handler)
-        self._old_handler = None
+        if threading.current_thread() is threading.main_thread():
+            if self._old_handler is not None:
+                signal.signal(signal.SIGINT, self._old_handler)
+            if self._old_term is not None:
+                signal.signal(signal.SIGTERM, self._old_term)
+        self._old_handler = self._old_term = None
         return False
 
 
@@ -726,15 +741,22 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
         if not INTERRUPTS.seen:  # else R failing on the interrupt it was sent: not an error
             print(f"studies.{study.name}: error: {exc}", file=sys.stderr)
             return 2
-        out = getattr(args, "out", "the output folder")
-        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
-        return EXIT_INTERRUPTED
+        return _stopped(study, args)
     except KeyboardInterrupt:
-        # Ctrl-C: one line on what was kept, not a traceback through torch, R or PyMC
-        out = getattr(args, "out", "the output folder")
-        print_interrupted(f"\nstudies.{study.name}: interrupted: {interrupted_summary(out)}")
-        return EXIT_INTERRUPTED
+        # Ctrl-C or SIGTERM: one line on what was kept, not a traceback through torch, R
+        # or PyMC
+        return _stopped(study, args)
     return 0
+
+
+def _stopped(study, args) -> int:
+    """The one line of a run stopped by Ctrl-C or SIGTERM, and its exit code."""
+    from gbstats.cli import EXIT_TERMINATED
+
+    out = getattr(args, "out", "the output folder")
+    how = "terminated (SIGTERM)" if INTERRUPTS.terminated else "interrupted"
+    print_interrupted(f"\nstudies.{study.name}: {how}: {interrupted_summary(out)}")
+    return EXIT_TERMINATED if INTERRUPTS.terminated else EXIT_INTERRUPTED
 
 
 def exit_process(code: int):
@@ -746,10 +768,11 @@ def exit_process(code: int):
     the standard streams and logging are flushed here. A running Ray instance
     is left to the normal exit, whose hooks stop its processes.
     """
-    if code == EXIT_INTERRUPTED:  # a second Ctrl-C while the process ends: no traceback
+    if code in (EXIT_INTERRUPTED, 143):  # a second Ctrl-C or SIGTERM while it ends: no traceback
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: True)():
         sys.exit(code)

@@ -131,7 +131,7 @@ class _Server:
         pipes = [os.pipe() for _ in range(3)]  # go, request, answer
         (go_r, self.go), (request_r, self.request), (self.answer, answer_w) = pipes
         argv = [sys.executable, "-m", "gbstats.mixed.r_server", str(go_r), str(request_r),
-                str(answer_w)]
+                str(answer_w), str(os.getpid())]
         # A session of its own: a Ctrl-C at the terminal goes to the study (which stops
         # with one line, studies.pipeline) and not to the server or its fit, which would
         # print their own tracebacks; the caller ends them (`abandon`).

@@ -83,7 +83,32 @@ def run_child(request_fd: int, answer_fd: int) -> None:
     write_bytes(answer_fd, message)
 
 
-def serve(go_fd: int, request_fd: int, answer_fd: int) -> None:
+# How often the server checks that the process that started it is still there.
+PARENT_POLL_S = 0.2
+
+
+def end_with_parent(parent: int) -> None:
+    """End this server and the fit it forked (its process group: the server leads a
+    session of its own) within PARENT_POLL_S of its parent's death, however that died.
+    The pipes alone do not do it: while a fit runs the server waits for it, and a caller
+    killed by SIGKILL left the fit using a core until it finished (issue 44, case 14). A
+    polling thread rather than PR_SET_PDEATHSIG, which fires when the *thread* that
+    started the server ends, and the caller starts it from whichever thread fits first."""
+    import signal
+    import threading
+    import time
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="gbstats-parent-watch", daemon=True).start()
+
+
+def serve(go_fd: int, request_fd: int, answer_fd: int, parent: int | None = None) -> None:
+    if parent is not None:
+        end_with_parent(parent)
     start_r()
     while True:
         if os.read(go_fd, 1) != b"g":
@@ -105,4 +130,4 @@ def serve(go_fd: int, request_fd: int, answer_fd: int) -> None:
 
 if __name__ == "__main__":
     go, request, answer = (int(fd) for fd in sys.argv[1:4])
-    serve(go, request, answer)
+    serve(go, request, answer, int(sys.argv[4]) if len(sys.argv) > 4 else None)
