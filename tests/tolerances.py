@@ -47,6 +47,8 @@ in log p, |log p| = 15.3.
 """
 from __future__ import annotations
 
+import re
+
 import math
 from dataclasses import dataclass
 
@@ -230,3 +232,23 @@ def monte_carlo_close(found: float, expected: float, mcse: float, *, k: float = 
     summary (ArviZ's `mcse`), k = 4 for a family of many comparisons (two-sided
     normal tail 6e-5 each)."""
     return bool(abs(found - expected) <= model_rtol * abs(expected) + k * mcse) and math.isfinite(found)
+
+
+# lme4's convergence messages carry the optimiser's gradient at its end point ("Model
+# failed to converge with max|grad| = 0.025307"): a fit that did not converge stops where
+# its path ends, and the path moves with the floating-point sums. Measured: 0.025307 on
+# the machine that wrote pronoun_memory's baseline, 0.0252761 on a fresh clone (0.12%).
+# The message's words must match exactly; its numbers within MESSAGE_NUMBER_RTOL.
+MESSAGE_NUMBER_RTOL = 0.05
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def same_message(found: str, expected: str, rtol: float = MESSAGE_NUMBER_RTOL) -> bool:
+    """The same text with its numbers within `rtol` of each other (a fitted table's message
+    columns); any other difference, in words or in how many numbers, is a change."""
+    if not isinstance(found, str) or not isinstance(expected, str):
+        return found == expected
+    if _NUMBER.sub("#", found) != _NUMBER.sub("#", expected):
+        return False
+    pairs = zip(map(float, _NUMBER.findall(found)), map(float, _NUMBER.findall(expected)))
+    return all(abs(a - b) <= rtol * abs(b) for a, b in pairs)
