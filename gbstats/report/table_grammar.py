@@ -103,7 +103,8 @@ R_TERM = re.compile(r"\(Intercept\)|(?<![\w])[a-z]\w*:[a-z]\w*(?!\w)")
 # Header words that may start lower case: statistics' own symbols.
 LOWER_CASE_HEADERS = re.compile(r"^(p|df|r|t|z|d|k|n|rho|tau|alpha|beta|sd|se|"
                                 r"lme4|statsmodels|blme|brms|glmer|lmer|bambi)\b")
-APA_P = re.compile(r"^(< \.001|\.\d{3}|1\.000)$")
+# "≤ .002": a resampling p at its resolution floor (`p_floors`)
+APA_P = re.compile(r"^(< \.001|≤ \.\d{3}|\.\d{3}|1\.000)$")
 
 
 @dataclass
@@ -198,9 +199,18 @@ def format_interval(low: Any, high: Any, decimals: int) -> str:
     return f"[{format_fixed(low, decimals)}, {format_fixed(high, decimals)}]"
 
 
-def format_p_column(values: Sequence[Any], column: str) -> list[str]:
+def format_p_column(values: Sequence[Any], column: str, floor: float | None = None) -> list[str]:
+    """APA-style p cells. With `floor`, the smallest p the method can give (a bootstrap or
+    permutation p of B replicates cannot be below about 2 / (B + 1)), a p at the floor is
+    shown as "≤ .002": it says the data gave no replicate past the null, not that p is
+    exactly .002."""
     cells = []
     for row, value in enumerate(values, start=1):
+        if floor is not None and not is_missing(value) and isinstance(value, numbers.Real) \
+                and not isinstance(value, (bool, np.bool_)) and float(value) <= floor * (1 + 1e-9) \
+                and floor >= 0.001:
+            cells.append(f"≤ {format_p_value(floor)}")
+            continue
         if not is_missing(value) and (isinstance(value, (bool, np.bool_))
                                       or not isinstance(value, numbers.Real)):
             raise DataValidationError("p-value is not a number", source="table", row=row,
@@ -283,7 +293,8 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             settings: Sequence[str] = (),
             simulated: bool = False, settings_to_notes: bool = True, split: bool = True,
             short_caption: bool = True, intervals: bool = True,
-            landscape: bool = False) -> PresentedTable:
+            landscape: bool = False,
+            p_floors: Mapping[str, float] | None = None) -> PresentedTable:
     """`df` as the reader sees it, by the rules of the module doc.
 
     labels     {column: header} (house words by default)
@@ -297,6 +308,7 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     keep       setting columns that stay in the table even if every row holds the same value
     notes      sentences for the notes, after the SIMULATED label
     simulated  put the SIMULATED label first in the notes
+    p_floors   {p column: the smallest p its method can give}: a p at it shows as "≤ .002"
     settings_to_notes, split, short_caption, intervals
                the layout rules (on by default): a repeated setting moves to the notes,
                a table wider than MAX_COLUMNS is split, a caption over MAX_CAPTION_WORDS
@@ -362,7 +374,7 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             continue
         series, kind = frame[name], kind_of[name]
         if kind == "p":
-            cells = format_p_column(list(series), str(name))
+            cells = format_p_column(list(series), str(name), (p_floors or {}).get(name))
         elif kind == "count":
             cells = [format_count(v, str(name), i) for i, v in enumerate(series, start=1)]
         elif kind == "number":
@@ -387,7 +399,8 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
         return present(df, caption, label=label, labels=labels, kinds=kinds, decimals=decimals,
                        values=values, columns=columns, groups=groups, keep=keep, notes=notes,
                        simulated=simulated, settings_to_notes=False, split=split,
-                       short_caption=short_caption, intervals=intervals, landscape=landscape)
+                       short_caption=short_caption, intervals=intervals, landscape=landscape,
+                       p_floors=p_floors)
     if moved:
         note_list.append("In every row: " + "; ".join(moved) + ".")
     limit = MAX_LANDSCAPE_COLUMNS if landscape else MAX_COLUMNS

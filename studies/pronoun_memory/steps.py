@@ -256,10 +256,12 @@ def report(run, report, out):
                     "they). Model: mean probability on the correct option (production: "
                     "normalised over he, she, they); model argmax: share of characters whose "
                     "most probable option is the correct one")
+        # a bootstrap p of B replicates is never below 2 / (B + 1): shown as "≤ .002" there
+        floor = {"p_value": 2 / (run.args.n_boot + 1)}
         report.table("model_vs_people", P.cells_view(cells),
                      "Accuracy by task and pronoun, people beside the model", record=cells,
                      groups="heading", labels=P.LABELS, values=P.VALUES,
-                     decimals={"model_argmax": 2},
+                     decimals={"model_argmax": 2}, p_floors=floor,
                      notes=[accuracy, bootstrap, "Participants and characters per cell, the "
                             "model's pronoun mass and the difference's interval: results.json"])
         for task in ("memory", "production"):
@@ -267,7 +269,7 @@ def report(run, report, out):
                 report.table(f"model_vs_people_exp2_{task}", P.cells_view(cells, task=task),
                              f"Exp 2: {task} accuracy by PSA and biographies, people beside the "
                              "model", record=False, groups="heading", labels=P.LABELS,
-                             values=P.VALUES, decimals={"model_argmax": 2},
+                             values=P.VALUES, decimals={"model_argmax": 2}, p_floors=floor,
                              notes=[accuracy, bootstrap])
         mass = out["pronoun_mass"]
         report.table("pronoun_mass", mass.assign(
@@ -281,7 +283,7 @@ def report(run, report, out):
         report.table("contrasts", P.contrasts_view(out["contrasts"]),
                      "The they gap and how much the PSA and biographies close it, marginal "
                      "log-odds", record=out["contrasts"], groups="heading", labels=P.LABELS,
-                     decimals=2,
+                     decimals=2, p_floors=floor,
                      notes=["They gap: mean(logit he, logit she) - logit they of the "
                             "population-averaged accuracy; positive means they is worse",
                             "Gap closed by the PSA: the gap with the unrelated PSA minus the gap "

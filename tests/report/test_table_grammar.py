@@ -181,3 +181,22 @@ def test_a_table_by_the_rules_has_no_problems():
                        "p_value": [0.01, 0.5]})
     assert grammar_problems(present(df, "Stereotype effect per data set",
                                     labels={"dataset": "Data set"})) == []
+
+
+def test_a_resampling_p_at_its_floor_reads_as_a_bound_not_a_value():
+    # issue 40: 1,000 bootstrap replicates cannot give p below 2 / 1,001 = .001998, which
+    # printed as ".002", as if exact
+    from gbstats.report.latex import render_latex
+    from gbstats.report.table_grammar import grammar_problems, present
+
+    floor = 2 / 1001
+    df = pd.DataFrame({"contrast": ["gap", "PSA"], "estimate": [1.2, 0.19],
+                       "p_value": [floor, 0.2]})
+    shown = present(df, "Contrasts", p_floors={"p_value": floor})
+    cells = next(c for c in shown.parts[0].columns if c.kind == "p").cells
+    assert cells == ["≤ .002", ".200"]
+    assert grammar_problems(shown) == []
+    assert r"\ensuremath{\leq}" in render_latex(shown)
+    # without a floor, the same value is a plain p
+    plain = present(df, "Contrasts")
+    assert next(c for c in plain.parts[0].columns if c.kind == "p").cells == [".002", ".200"]
