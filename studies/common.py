@@ -94,7 +94,10 @@ def model_record(lm) -> dict:
     branch name) or a local folder's content digest; `weights_sha256` is the full digest of a
     local folder's or the embedded model's files (models.fingerprint), which the score cache
     keys on."""
-    record = {"id": lm.model_id, "revision": lm.revision, "name": lm.name, "kind": lm.kind}
+    from models.registry import described_as
+
+    record = {"id": lm.model_id, "revision": lm.revision, "name": lm.name, "kind": lm.kind,
+              "described_as": described_as(lm.name, lm.model_id)}
     if getattr(lm, "fingerprint", None):
         record["weights_sha256"] = lm.fingerprint
     return record

@@ -297,7 +297,9 @@ class StudyReport:
                  f"- seed: {prov.get('seed')}",
                  f"- command: `{prov.get('command', '')}`"]
         for m in prov.get("models", []):
-            lines.append(f"- model: {m.get('id')} (revision {m.get('revision')})")
+            named = m.get("described_as")
+            shown = f"{named} ({m.get('id')})" if named and named != m.get("id") else m.get("id")
+            lines.append(f"- model: {shown}, revision {m.get('revision')}")
         lines.append("- full provenance (versions, data checksums): results.json")
         return f"## {self._mark('Provenance')}\n\n" + "\n".join(lines) + "\n"
 

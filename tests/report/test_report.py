@@ -526,3 +526,18 @@ def test_fit_table_is_a_model_table_whose_terms_and_notes_say_the_coding(tmp_pat
     report.fit_table("no_fit", {}, "No fits")      # no engine could fit: an empty table
     assert report.blocks[-1].startswith("**Table: No fits**") and "No model was fitted" in \
         report.blocks[-1]
+
+def test_the_provenance_names_the_model_as_it_is(tmp_path):
+    # issue 40, item 8: "smollm2-135m" hid an instruct model quantized to 4 bits
+    from models.registry import described_as
+
+    report = StudyReport("demo", tmp_path / "out", "Demo")
+    named = described_as("smollm2-135m")
+    assert named == "SmolLM2-135M-Instruct, 4-bit (Q4_1)"
+    prov = provenance("demo", ["python", "-m", "studies.demo"], seed=1, models=[
+        {"id": "SmolLM2-135M-Instruct.Q4_1.gguf", "revision": "abc", "described_as": named},
+        {"id": "/data/my-model", "revision": "def"}])
+    md = report.write(prov)["report"].read_text()
+    assert f"- model: {named} (SmolLM2-135M-Instruct.Q4_1.gguf), revision abc" in md
+    assert "- model: /data/my-model, revision def" in md
+    assert described_as("gpt2", "openai-community/gpt2") == "openai-community/gpt2"
