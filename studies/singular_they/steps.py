@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from gbstats.data.camilliere2021 import read_corrections
+from models.registry import described_as
 from models.scores import recorded_scoring
 from studies.common import say
 from studies.singular_they import alignment as AL
@@ -186,12 +187,23 @@ def fit(run, s):
     return s
 
 
+def rating_scale_words(human: pd.DataFrame, simulated: bool) -> str:
+    """The ratings' unit in words: the simulated panel's 1-7 scale, or, for a --human file
+    on any numeric scale (a 0-100 slider, a 1-5 Likert), the range the file holds."""
+    if simulated:
+        return "estimates in points of the 1-7 rating scale"
+    low, high = float(human["rating"].min()), float(human["rating"].max())
+    return (f"estimates in points of the ratings' own scale (the file's ratings run from "
+            f"{low:g} to {high:g})")
+
+
 def report(run, report, s) -> None:
     lm, scored, simulated = s.lm, s.scored, s.simulated
     scoring = recorded_scoring(scored, source="item scores")
     how = P.scoring_description(scored, scoring)
     report.section("Design", (
-        f"Model: `{lm.name}` ({lm.model_id}, revision {lm.revision}); scored as {how}. "
+        f"Model: {described_as(lm.name, lm.model_id)} (`{lm.name}`, revision {lm.revision}); "
+        f"scored as {how}. "
         + stimuli_description(s.stimuli, s.corrections, s.text_reason) + " Human data: "
         + ("a SIMULATED panel (no real judgements are public)." if simulated
            else f"`{run.args.human}`.")
@@ -266,7 +278,9 @@ def report(run, report, s) -> None:
                                             coding=A.HUMAN_CODING),
                            terms=V.HUMAN_TERMS, variables=V.HUMAN_VARIABLES,
                            levels=V.HUMAN_LEVELS, groups=V.HUMAN_GROUPS, simulated=simulated,
-                           notes=[f"`{A.HUMAN_FORMULA}`, ratings in points of the 1-7 scale; "
+                           notes=["People's rating by closeness, gender marking and their "
+                                  "interaction, with random intercepts for participants and "
+                                  f"items; {rating_scale_words(s.human, simulated)}; "
                                   "+1/−1 (sum) coding, so each main effect is averaged over "
                                   "the other factor and is half the difference between its "
                                   "two levels."])

@@ -106,3 +106,15 @@ def test_a_stage_without_two_scored_people_has_no_test_and_is_counted():
     table = A.stage_mann_whitney(human, exclusions=log)
     assert table["label_a"].tolist() == ["non-innovator"]  # innovator vs super: one score
     assert [e.unit for e in log.entries if "not run" in e.reason] == ["tests"]
+
+
+def test_the_human_models_note_states_the_ratings_own_scale():
+    # issue 44, case 2: a 0-100 slider file was described as "points of the 1-7 scale"
+    import pandas as pd
+
+    from studies.singular_they.steps import rating_scale_words
+
+    slider = pd.DataFrame({"rating": [0.0, 37.5, 100.0]})
+    assert rating_scale_words(slider, simulated=False) == (
+        "estimates in points of the ratings' own scale (the file's ratings run from 0 to 100)")
+    assert "1-7" in rating_scale_words(slider, simulated=True)
