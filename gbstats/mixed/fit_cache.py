@@ -54,7 +54,8 @@ FIT_FOLDER = "fits"
 ENV_OFF = "GBSTATS_NO_FIT_CACHE"
 FIT_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "pymc", "bambi", "pytensor", "nutpie",
                 "arviz", "pymer4", "rpy2")
-R_PACKAGES = ("lme4", "lmerTest", "Matrix")
+# blme: the penalised GLMM (fit_glmm(penalised=True)); emmeans: marginal means
+R_PACKAGES = ("lme4", "lmerTest", "Matrix", "blme", "emmeans")
 R_LIBRARIES = ("/usr/lib/R/site-library", "/usr/lib/R/library", "/usr/local/lib/R/site-library")
 # Bump when the stored shape or the key changes (2: checksummed entries, level order keyed).
 FORMAT_VERSION = 2
@@ -78,10 +79,26 @@ def environment_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def r_library_folders() -> list[Path]:
+    """R's library folders in the order R searches them (`.libPaths()`, ?.libPaths):
+    R_LIBS, then R_LIBS_USER (by default ~/R/<platform>-library/<version>, where
+    install.packages() puts a package for a user who cannot write the site library),
+    then R_LIBS_SITE, then the system's. The first folder holding a package is the one
+    R loads it from, so the first one found here is the version a fit uses."""
+    folders: list[Path] = []
+    for variable in ("R_LIBS", "R_LIBS_USER"):
+        folders += [Path(p).expanduser() for p in os.environ.get(variable, "").split(":") if p]
+    if not os.environ.get("R_LIBS_USER"):
+        folders += sorted(Path.home().glob("R/*-library/*"), reverse=True)
+    folders += [Path(p) for p in os.environ.get("R_LIBS_SITE", "").split(":") if p]
+    return folders + [Path(p) for p in R_LIBRARIES]
+
+
 def r_package_version(name: str) -> str | None:
-    """Version line of an installed R package's DESCRIPTION file, found without R."""
-    extra = [p for p in os.environ.get("R_LIBS_SITE", "").split(":") if p]
-    for folder in [*extra, *R_LIBRARIES]:
+    """Version line of an installed R package's DESCRIPTION file, found without R, in the
+    first of `r_library_folders` that holds it (issue 44: a package upgraded with
+    install.packages() into a user library was missed, and old fits were reused)."""
+    for folder in r_library_folders():
         description = Path(folder) / name / "DESCRIPTION"
         if description.exists():
             for line in description.read_text(errors="replace").splitlines():

@@ -283,3 +283,29 @@ def test_a_cached_study_function_is_keyed_by_its_own_source_too(tmp_path, monkey
     sys.modules.pop("study_step")
     study_step = importlib.import_module("study_step")
     assert cached_call(study_step.total, frame, cache_dir=tmp_path / "c") == (30.0, False)
+
+
+def test_r_package_versions_are_read_where_r_loads_them(tmp_path, monkeypatch):
+    # issue 44, case 3: lme4 upgraded with install.packages() into a user library (or
+    # R_LIBS) was not seen, so the key held the old version and old fits were reused
+    from gbstats.mixed import fit_cache
+
+    def package(folder, name, version):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "DESCRIPTION").write_text(f"Package: {name}\nVersion: {version}\n")
+
+    user, site = tmp_path / "user", tmp_path / "site"
+    package(user, "lme4", "9.9-1")
+    package(site, "lme4", "1.1-31")
+    package(site, "blme", "1.0-5")
+    monkeypatch.setattr(fit_cache, "R_LIBRARIES", (str(site),))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for variable in ("R_LIBS", "R_LIBS_USER", "R_LIBS_SITE"):
+        monkeypatch.delenv(variable, raising=False)
+    assert fit_cache.r_package_version("lme4") == "1.1-31"
+    monkeypatch.setenv("R_LIBS_USER", str(user))
+    assert fit_cache.r_package_version("lme4") == "9.9-1"       # R loads the user's copy
+    monkeypatch.delenv("R_LIBS_USER")
+    package(tmp_path / "home" / "R" / "x86_64-pc-linux-gnu-library" / "4.2", "lme4", "9.9-2")
+    assert fit_cache.r_package_version("lme4") == "9.9-2"       # R's default user library
+    assert "blme" in fit_cache.R_PACKAGES and fit_cache.r_package_version("blme") == "1.0-5"
