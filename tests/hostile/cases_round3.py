@@ -209,3 +209,40 @@ def _check_brackets(ws, value):
 
 
 CASES[-1].check = _check_brackets
+
+
+# --- signals (issue 44, case 14) ------------------------------------------------------------
+
+@case("score CLI: SIGTERM mid-scoring: one 'terminated' line, exit 143, a resume equals a "
+      "clean run", "score CLI", "correct_result", slow=True)
+def _(ws):
+    # exited 143 with no message before
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hostile_cases import _env, score
+    from killed_writer import committed_entries
+    from hostile_cases_files import _score_args
+
+    folder = ws.fresh("files_sigterm_score")
+    stimuli, cache = ws.stimuli(folder, n=400), folder / "cache"
+    child = subprocess.Popen([sys.executable, "-m", "models", "score", "--quiet", *_score_args(
+        ws, stimuli, folder / "o.csv", cache, "--batch-size", 4)], env=_env(),
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while committed_entries(cache / "scores.sqlite") < 8 and child.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=300)
+    lines = [line for line in err.splitlines() if line.startswith("terminated (SIGTERM):")]
+    if child.returncode != 143 or len(lines) != 1 or "Traceback" in err:
+        raise Wrong(f"expected exit 143 and one 'terminated (SIGTERM):' line, found exit "
+                    f"{child.returncode}: {err[-800:]}")
+    score(ws, *_score_args(ws, stimuli, folder / "o.csv", cache))
+    return folder / "o.csv"
+
+
+CASES[-1].check = lambda ws, out: ws.check_scores(out, n=400)
