@@ -234,6 +234,7 @@ VIEW_LABELS = {"option_set": "Options", "options": "Options", "people_n": "Respo
                "reliability_b": "Reliability, non-male", "r_profiles_corrected": "Corrected r", "r_profiles_corrected_ci": "95% CI",
                "max_alignment_difference": "Largest difference",
                "max_alignment_difference_upper": "Same, at 95% low", "n_items": "Items",
+               "n_first_names": "First names",
                "estimate": "Difference", "test": "Test", "p_equivalence_holm": "p equivalence (Holm)",
                "verdict": "Conclusion", "family_size": "Tests in family",
                "equivalence_bound": "Equivalence bound", "reliability": "Reliability",
@@ -342,8 +343,8 @@ def reliability_view(reliability: pd.DataFrame) -> pd.DataFrame:
 def item_correlations_view(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(heading=[EXPERIMENTS[int(e)] for e in table["experiment"]],
                         condition=table["condition"].map(lambda c: CONDITION_WORDS.get(c, c)))[
-        ["heading", "condition", "n_items", "r", "ci_low", "ci_high", "p_value", "p_holm",
-         "spearman_rho"]]
+        ["heading", "condition", "n_items", "n_first_names", "r", "ci_low", "ci_high",
+         "p_value", "p_holm"]]
 
 
 def group_correlations_view(table: pd.DataFrame) -> pd.DataFrame:

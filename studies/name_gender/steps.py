@@ -674,8 +674,13 @@ def report(run, report, out):
         report.table("item_correlations", P.item_correlations_view(out["item_correlations"]),
                      "The model against all people: item-level Pearson r of P(she | he or she)",
                      record=out["item_correlations"], groups="heading", labels=P.VIEW_LABELS,
-                     kinds={"n_items": "count"}, p_columns=["p_value", "p_holm"],
-                     notes=["Fisher-z 95% interval over items; Holm over the 8 tests."])
+                     kinds={"n_items": "count", "n_first_names": "count"},
+                     p_columns=["p_value", "p_holm"],
+                     p_floors={"p_value": 2 / (A.ITEM_R_BOOT + 1)},
+                     notes=["95% interval: percentile bootstrap over first names, the unit "
+                            f"the items cluster in ({A.ITEM_R_BOOT:,} replicates; every "
+                            "item of a drawn name is kept); p inverts it. Holm over the "
+                            f"{len(out['item_correlations'])} tests."])
         report.table("group_correlations", P.group_correlations_view(out["group_correlations"]),
                      "Raw item-level r of each group with the model (attenuated by the groups' "
                      "noise; for comparison only)", record=out["group_correlations"],

@@ -166,3 +166,29 @@ def test_pattern_verdict_in_words(people, model, starts):
     from studies.name_gender.steps import pattern_verdict
 
     assert pattern_verdict(effect_row(people), effect_row(model)).startswith(starts)
+
+
+def test_item_correlations_resample_first_names_not_items():
+    # issue 40: Exp 3's items are 21 first names x 3 surnames x 3 conditions; a Fisher-z
+    # interval with items as units was 1.8 times too narrow. Here the items of a first
+    # name share most of both sides' value, so the first names are the real units.
+    rng = np.random.default_rng(5)
+    names = [f"Name{k}" for k in range(21)]
+    rows = []
+    for name in names:
+        shared_x, shared_y = rng.normal(), rng.normal()
+        for surname in ("Young", "Bell", "Ward"):
+            for cond in ("first", "full", "last"):
+                common = rng.normal()
+                rows.append({"experiment": 3, "Condition": cond, "item_key": f"{name} {surname}",
+                             "share_two_way": shared_x + 0.6 * shared_y + 0.3 * common,
+                             "she_share": shared_y + 0.3 * common + 0.2 * rng.normal()})
+    items = pd.DataFrame(rows)
+    out = A.item_correlations(items, n_boot=1000, seed=1).set_index("condition")
+    row = out.loc["all"]
+    assert row["n_items"] == 189 and row["n_first_names"] == 21 and row["unit"] == "first names"
+    fisher_half = 2 * 1.96 / np.sqrt(189 - 3)           # the old interval's width, on z
+    width_z = np.arctanh(row["ci_high"]) - np.arctanh(row["ci_low"])
+    assert width_z > 1.4 * fisher_half
+    assert row["p_value"] >= 2 / 1001
+    assert A.first_name_of(pd.Series(["Blair Young", "Matthew"])).tolist() == ["Blair", "Matthew"]
