@@ -33,6 +33,7 @@ replication, and says which of the two this run is.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -123,22 +124,48 @@ def anchor_notes(*, scoring: str, model: str, text: str, corrected_bold_items: l
     return notes
 
 
+def order_test(close: float, close_se: float, gendered: float, gendered_se: float
+               ) -> tuple[float, float]:
+    """(z, two-sided p) of close minus gendered. The two +1/-1 codes of this balanced
+    closeness x gender design are orthogonal, so their estimates are close to uncorrelated
+    and the difference's SE is sqrt(SE_close^2 + SE_gendered^2) (the covariance is not
+    published, which is why it is left out on both sides)."""
+    from scipy import stats
+
+    z = (close - gendered) / float(np.hypot(close_se, gendered_se))
+    return z, float(2 * stats.norm.sf(abs(z)))
+
+
+def _which_larger(z: float, p: float) -> str:
+    larger = "closeness" if z > 0 else "gender"
+    verdict = ("" if p < 0.05 else ", but not significantly")
+    return (f"the {larger} effect is larger{verdict} (difference z = {z:.2f}, "
+            f"p = {p:.3f})")
+
+
 def compare_in_words(table: pd.DataFrame) -> str:
-    """One or two sentences: do this run's gendered and close effects have the published signs
-    and the published order (close > gendered)?"""
-    ours = table[table["source"] != "Watson et al. (2023)"].set_index("term")["estimate"]
-    if ours.empty:
+    """One or two sentences: do this run's gendered and close effects have the published
+    signs, and which effect is larger, each side by a test of the difference
+    (`order_test`), not by the order of the point estimates (issue 40)."""
+    mine = table[table["source"] != "Watson et al. (2023)"].set_index("term")
+    if mine.empty:
         return "This run has no paper-scale fit to set beside the published estimates."
+    ours = mine["estimate"]
     theirs = {t: PUBLISHED_BERT[t][0] for t in ("gendered", "close")}
     same_sign = all((ours[t] > 0) == (theirs[t] > 0) for t in theirs)
-    ours_larger = "close" if ours["close"] > ours["gendered"] else "gendered"
+    z_pub, p_pub = order_test(theirs["close"], PUBLISHED_BERT["close"][1],
+                              theirs["gendered"], PUBLISHED_BERT["gendered"][1])
     text = (f"Watson et al.'s BERT: the they-form is more surprising after gendered "
             f"(+{theirs['gendered']:.3f} nats per unit of the +1/-1 code) and after close "
-            f"antecedents (+{theirs['close']:.3f}), the closeness effect the larger. This run: "
+            f"antecedents (+{theirs['close']:.3f}); {_which_larger(z_pub, p_pub)}. This run: "
             f"gendered {ours['gendered']:+.3f}, close {ours['close']:+.3f}; ")
-    text += ("the same signs" if same_sign else "not the published signs")
-    text += (", and the same order." if ours_larger == "close"
-             else ", but the gender effect is the larger.")
+    text += "the same signs" if same_sign else "not the published signs"
+    if "se" in mine and np.isfinite(mine.loc[["close", "gendered"], "se"]).all():
+        z, p = order_test(ours["close"], mine.loc["close", "se"], ours["gendered"],
+                          mine.loc["gendered", "se"])
+        text += f"; {_which_larger(z, p)}."
+    else:
+        text += "."
     return text
 
 

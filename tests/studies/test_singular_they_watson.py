@@ -211,6 +211,13 @@ def test_anchor_sets_the_published_estimates_beside_this_run(paper_fit):
     assert list(table["term"]) == ["(Intercept)"] * 2 + ["gendered"] * 2 + ["close"] * 2
     words = P.compare_in_words(table)
     assert "+0.345" in words and "+0.508" in words
+    # issue 40: "the closeness effect the larger" was read off the point estimates; by hand,
+    # (0.50756 - 0.34479) / sqrt(2 x 0.07474^2) = 1.540, p = .124: not significantly larger
+    assert ("the closeness effect is larger, but not significantly (difference z = 1.54, "
+            "p = 0.124)") in words
+    z, p = P.order_test(0.50756, 0.07474, 0.34479, 0.07474)
+    assert z == pytest.approx(0.16277 / (0.07474 * np.sqrt(2))) and p == pytest.approx(
+        2 * stats.norm.sf(z))
 
 
 def test_anchor_notes_say_how_this_run_differs(stimuli):
