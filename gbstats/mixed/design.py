@@ -115,6 +115,19 @@ def _nested_in(inner: pd.Series, outer: pd.Series) -> bool:
     return bool((outer[keep].groupby(inner[keep]).nunique() <= 1).all())
 
 
+def _coarsens_few(unit: pd.Series, factor: pd.Series) -> bool:
+    """`unit` (a factor with a random intercept) is nested in `factor`, with fewer than
+    MIN_ROWS_PER_LEVEL units per level of it on average: `factor` groups the units that
+    already carry the term's between-unit variance, too thinly to be a unit of replication
+    of its own. An integer age column beside a participant intercept (most ages held by one
+    participant) is such a column; schools holding many participants are not (issue 44)."""
+    keep = unit.notna() & factor.notna()
+    if not keep.any() or not _nested_in(unit[keep], factor[keep]):
+        return False
+    per_level = unit[keep].groupby(factor[keep]).nunique()
+    return bool(per_level.mean() < MIN_ROWS_PER_LEVEL)
+
+
 def _is_relabelling(term: tuple[str, ...], frame: pd.DataFrame, factor: pd.Series,
                     n_values: int, n_levels: int) -> bool:
     if n_levels != n_values:
@@ -183,6 +196,8 @@ def between_factor_terms(formula: str | ParsedFormula, data: pd.DataFrame, *,
                 continue                       # G codes the fixed design's cells
             if any(_nested_in(g, codes[r]) for r in covering):
                 continue
+            if any(_coarsens_few(codes[r], g) for r in covering):
+                continue                       # G barely groups units that have one
             found.append((n_levels, f, float(g.notna().sum() / n_levels)))
         if found:
             found.sort()

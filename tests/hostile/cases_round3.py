@@ -246,3 +246,29 @@ def _(ws):
 
 
 CASES[-1].check = lambda ws, out: ws.check_scores(out, n=400)
+
+
+# --- the design check (issue 44: a false "add (1 | age)") -----------------------------------
+
+@case("design check: an integer age column beside (1 | participant)", "design check",
+      expect="correct_result")
+def _(ws):
+    import numpy as np
+
+    from gbstats.mixed.design import between_factor_terms
+
+    ages = np.r_[[18, 18, 19, 19, 20, 20], np.arange(24, 33), [21, 21, 22, 22, 23, 23],
+                 np.arange(33, 42)]
+    people = pd.DataFrame({"participant": [f"p{i}" for i in range(30)],
+                           "group": np.repeat(["a", "b"], 15), "age": ages})
+    trials = people.loc[people.index.repeat(10)].reset_index(drop=True)
+    trials["y"] = np.random.default_rng(0).normal(size=len(trials))
+    return between_factor_terms("y ~ group + (1 | participant)", trials)
+
+
+def _check_no_age(ws, found):
+    if not found.empty:
+        raise Wrong(f"a false design warning: {found.to_dict(orient='records')}")
+
+
+CASES[-1].check = _check_no_age

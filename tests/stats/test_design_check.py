@@ -223,3 +223,26 @@ def test_lme4_fit_carries_the_warning():
     df_before = fit.coef("rating")["df"]
     df_after = fixed.coef("rating")["df"]
     assert df_before > 100 and df_after < 25
+
+
+def test_an_age_column_beside_a_participant_intercept_is_no_unit_of_replication():
+    # issue 44: with a between-subject group and (1 | participant), an integer age column
+    # (most ages held by one participant) was named: "add (1 | age)", in every table note
+    rng = np.random.default_rng(3)
+    # 30 people, 24 ages: six ages are held by two people each, of the same group (as
+    # happens by chance in a small pilot), the rest by one
+    ages = np.r_[[18, 18, 19, 19, 20, 20], np.arange(24, 33),      # group a: 15 people
+                 [21, 21, 22, 22, 23, 23], np.arange(33, 42)]       # group b: 15 people
+    people = pd.DataFrame({"participant": [f"p{i}" for i in range(30)],
+                           "group": np.repeat(["a", "b"], 15), "age": ages})
+    assert people.groupby("age")["group"].nunique().max() == 1 and people["age"].nunique() == 24
+    trials = people.loc[people.index.repeat(12)].reset_index(drop=True)
+    trials["y"] = rng.normal(size=len(trials))
+    found = between_factor_terms("y ~ group + (1 | participant)", trials)
+    assert found.empty, found
+    # schools holding many participants each are a unit of replication: still named
+    people["school"] = np.repeat([f"s{k}" for k in range(6)], 5)
+    trials = people.loc[people.index.repeat(12)].reset_index(drop=True)
+    trials["y"] = rng.normal(size=len(trials))
+    found = between_factor_terms("y ~ group + (1 | participant)", trials)
+    assert found["factor"].tolist() == ["school"]
