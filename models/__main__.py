@@ -145,6 +145,16 @@ def score_command(args) -> int:
     for note in stimuli.notes:
         say(args, f"note: {note}")
     models = args.model or [DEFAULT_MODEL]
+    if any(str(m).lower() == "none" for m in models):
+        # a study's "--model none" skips scoring; here scoring is the whole command, and
+        # "none" would otherwise be looked up as a hub id (issue 44)
+        from gbstats.errors import DataValidationError
+
+        raise DataValidationError(
+            "'none' names no model", source="--model", expected="a registry name (smollm2-135m, "
+            "gpt2, ...), a hub id or a local folder: `models score` scores with every --model",
+            found="none (a study's --model none skips scoring; to skip it here, do not run "
+                  "`models score`)")
     say(args, f"{len(stimuli.table)} stimuli from {args.stimuli} ({args.measure}) x "
               f"{len(models)} model(s), engine {args.engine}")
     started = time.perf_counter()

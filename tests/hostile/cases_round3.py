@@ -272,3 +272,13 @@ def _check_no_age(ws, found):
 
 
 CASES[-1].check = _check_no_age
+
+
+@case("score CLI: --model none", "score CLI", names=("--model", "'none' names no model"))
+def _(ws):
+    # was treated as a hub id before
+    from hostile_cases import score
+
+    folder = ws.fresh("score_model_none")
+    return score(ws, "--stimuli", ws.stimuli(folder), "--model", "none", "--out",
+                 folder / "o.csv")
