@@ -180,8 +180,25 @@ def require_allowed(df: pd.DataFrame, column: str, allowed: Iterable, *, source:
         raise DataValidationError(
             f"unknown label(s) {', '.join(map(repr, unknown))} in {int(bad.sum())} row(s)",
             source=source, row=row_offset(pos), column=column,
-            expected=f"one of {', '.join(map(repr, allowed))}",
+            expected=allowed_words(allowed, df[column].iloc[pos]),
             found=repr(df[column].iloc[pos]))
+
+
+# Beyond this many allowed values, a message names a few and the closest ones, not all.
+LISTED_VALUES = 12
+
+
+def allowed_words(allowed: list, found) -> str:
+    """'one of ...' for a short list; for a long one (335 stimulus ids), the first few, the
+    count, and the values closest to what was found (a typo's likely intent)."""
+    if len(allowed) <= LISTED_VALUES:
+        return f"one of {', '.join(map(repr, allowed))}"
+    import difflib
+
+    close = difflib.get_close_matches(str(found), [str(a) for a in allowed], n=3, cutoff=0.6)
+    head = ", ".join(map(repr, allowed[:5]))
+    text = f"one of {len(allowed)} values ({head}, ...)"
+    return text + (f"; closest: {', '.join(map(repr, close))}" if close else "")
 
 
 def require_unique(df: pd.DataFrame, keys: list[str], *, source: str,

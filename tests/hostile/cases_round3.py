@@ -282,3 +282,22 @@ def _(ws):
     folder = ws.fresh("score_model_none")
     return score(ws, "--stimuli", ws.stimuli(folder), "--model", "none", "--out",
                  folder / "o.csv")
+
+
+@case("load_human: an unknown item id among hundreds of stimuli", "load_human",
+      names=("'item'", "closest:", "values ("))
+def _(ws):
+    # printed all 335 ids before
+    from hostile_cases import load_human_file
+
+    rows = ws.human_rows()
+    first = rows.loc[0, "item"]
+    rows.loc[0, "item"] = first + "x"
+    path = ws.fresh("human_unknown_item") / "human.csv"
+    rows.to_csv(path, index=False)
+    try:
+        return load_human_file(ws, path)
+    except Exception as exc:  # noqa: BLE001 - the message's length is part of the case
+        if len(str(exc)) > 600:
+            raise Wrong(f"the message is {len(str(exc))} characters long") from None
+        raise
