@@ -231,3 +231,21 @@ def test_rank_models_refuses_what_it_cannot_rank(kwargs, message):
     items, people = _people_and_models(n_people=10)
     with pytest.raises(GbstatsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         rank_models(items, people, **kwargs)
+
+
+def test_the_ranking_figures_draw_every_model_with_labelled_axes(tmp_path):
+    from gbstats.report.figures import savefig, unlabelled_axes
+    from gbstats.report.ranking_figures import difference_heatmap, ranking_forest
+
+    items, people = _people_and_models()
+    result = rank_models(items, people, models=["good", "good_copy", "weak"], n_boot=300,
+                         seed=3)
+    forest = ranking_forest(result, simulated=True)
+    heat = difference_heatmap(result)
+    assert unlabelled_axes(forest) == [] and unlabelled_axes(heat) == []
+    assert forest.axes[0].get_title().startswith("SIMULATED")
+    ticks = [t.get_text() for t in forest.axes[0].get_yticklabels()]
+    assert sorted(ticks) == ["good", "good_copy", "weak"]
+    texts = [t.get_text() for t in heat.axes[0].texts]
+    assert "0.00" in texts and "-0.00" not in texts        # the two copies' difference
+    assert savefig(forest, tmp_path / "forest.png").stat().st_size > 0
