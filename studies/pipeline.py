@@ -653,8 +653,10 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         return None
     # An unwritable --out, one that holds files gbstats did not write, or an input or a
     # cache inside it, is found now, not after minutes of scoring and fitting.
-    check_output_folder(run.out, study=run.study.name)
+    check_output_folder(run.out)
     check_outside_output(run.out, input_and_cache_places(args))
+    # last: another study's report folder (the more specific refusals above come first)
+    check_output_folder(run.out, study=run.study.name)
     check_resampling_flags(run)
     stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()

@@ -38,6 +38,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -420,3 +421,8 @@ def test_lme4_messages_compare_their_words_exactly_and_their_numbers_loosely():
     assert not same_message(recorded.replace("failed to converge", "converged"), recorded)
     assert not same_message("", recorded)
     assert same_message("", "") and same_message(None, None)
+    # the same gradient as a float column (pronoun_memory's human_models.max_grad)
+    found, want = pd.Series([0.0252761, 0.0425739]), pd.Series([0.025307, 0.0425739])
+    assert mismatches(found, want, "max_grad", pd.Series([np.nan, np.nan]), (FITTED,)).empty
+    assert not mismatches(found * 2, want, "max_grad", pd.Series([np.nan, np.nan]),
+                          (FITTED,)).empty
