@@ -152,3 +152,22 @@ def test_help_lists_measures_and_engines():
     for word in ["--stimuli", "--measure", "continuation", "pll_word_l2r", "choice", "--engine",
                  "--ray-address", "[BLANK]"]:
         assert word in result.stdout
+
+
+def test_stray_and_special_spaces_in_texts_are_made_plain_and_counted(tmp_path):
+    # issue 44, case 1: on smollm2 a leading space moved a score by 3.6 nats, a trailing one
+    # by 3.8 and a no-break space before "they" by 12.5, and nothing said so
+    from models.sweep import read_stimuli
+
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"item": [1, 2, 3, 4],
+                  "text": [" They left.", "They left. ", "Alex said\u00a0they left.",
+                           "Alex said  they left."]}).to_csv(path, index=False)
+    stimuli = read_stimuli(path)
+    assert stimuli.table["text"].tolist() == ["They left.", "They left.",
+                                              "Alex said they left.", "Alex said they left."]
+    notes = " ".join(stimuli.notes)
+    assert "2 text(s)" in notes and "began or ended with whitespace" in notes
+    assert "(rows 2, 3, column 'text')" in notes and "(rows 4, 5, column 'text')" in notes
+    verbatim = read_stimuli(path, verbatim_texts=True)
+    assert verbatim.table["text"].tolist()[0] == " They left." and verbatim.notes == []
