@@ -249,3 +249,27 @@ def test_the_ranking_figures_draw_every_model_with_labelled_axes(tmp_path):
     texts = [t.get_text() for t in heat.axes[0].texts]
     assert "0.00" in texts and "-0.00" not in texts        # the two copies' difference
     assert savefig(forest, tmp_path / "forest.png").stat().st_size > 0
+
+
+def test_a_ranking_is_written_into_a_report_as_words_table_figures_and_json(tmp_path):
+    from gbstats.report.provenance import provenance
+    from gbstats.report.ranking_report import ranking_in_words, write_ranking
+    from gbstats.report.study_report import StudyReport
+
+    items, people = _people_and_models()
+    result = rank_models(items, people, models=["good", "good_copy", "weak"], n_boot=300,
+                         seed=3)
+    words = ranking_in_words(result)
+    assert "good and good_copy cannot be ranked against each other (rank sets [1, 2] each)" \
+        in words
+    report = StudyReport("demo", tmp_path / "out", "Demo")
+    write_ranking(report, result, statistic="correlation with people's item means")
+    paths = report.write(provenance("demo", ["python", "-m", "studies.demo"], seed=1))
+    tables = json.loads(paths["results"].read_text())["tables"]
+    rows = {r["model"]: r for r in tables["model_ranking"]}
+    assert rows["good_copy"]["rank_set_marginal"] == [1, 2]
+    assert {"model_a", "model_b", "p_holm", "tost_p"} <= set(tables["model_differences"][0])
+    tex = paths["table:model_ranking"].read_text()
+    assert "good\\_copy" in tex and "Mogstad" in tex and "sqrt" not in tex
+    assert {p.name for p in (tmp_path / "out" / "figures").iterdir()} == {
+        "model_ranking_forest.png", "model_ranking_differences.png"}
