@@ -775,6 +775,10 @@ def exit_process(code: int):
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    clean = sys.modules.get("gbstats.mixed.clean_process")
+    if clean is not None:
+        # os._exit skips atexit: end the R server (and remove its temporary folder) here
+        clean._close_server(abandon=True)
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: True)():
         sys.exit(code)

@@ -89,7 +89,7 @@ STACK_BYTES = 16384  # argv + environment strings, padded to this size
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2)
 
 
-def server_environment(argv: list[str]) -> dict[str, str]:
+def server_environment(argv: list[str], tmpdir: str | None = None) -> dict[str, str]:
     """The server's environment: KEPT_VARIABLES, the caller's sys.path, a fixed hash seed,
     and padding to ENVIRONMENT_SLOTS variables and STACK_BYTES bytes of strings.
 
@@ -98,6 +98,8 @@ def server_environment(argv: list[str]) -> dict[str, str]:
     (and of each forked fit) at the same address, whatever the caller's environment held.
     """
     env = {k: os.environ[k] for k in KEPT_VARIABLES if k in os.environ}
+    if tmpdir is not None:
+        env["TMPDIR"] = tmpdir   # R's session folder (RtmpXXXX) goes in it: `_Server.tmp`
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env["PYTHONHASHSEED"] = "0"
     pads = [f"GBSTATS_PAD_{i:02d}" for i in range(ENVIRONMENT_SLOTS - len(env))]
@@ -132,11 +134,17 @@ class _Server:
         (go_r, self.go), (request_r, self.request), (self.answer, answer_w) = pipes
         argv = [sys.executable, "-m", "gbstats.mixed.r_server", str(go_r), str(request_r),
                 str(answer_w), str(os.getpid())]
+        # A temporary folder of the server's own: R's RtmpXXXX session folder and whatever
+        # a fit writes go in it, and it is removed whenever the server ends, a fit cut short
+        # by Ctrl-C included (each one left an empty RtmpXXXX behind; issue 44, case 15).
+        import tempfile
+
+        self.tmp = tempfile.mkdtemp(prefix="gbstats-r-server-")
         # A session of its own: a Ctrl-C at the terminal goes to the study (which stops
         # with one line, studies.pipeline) and not to the server or its fit, which would
         # print their own tracebacks; the caller ends them (`abandon`).
         self.process = subprocess.Popen(
-            argv, pass_fds=(go_r, request_r, answer_w), env=server_environment(argv),
+            argv, pass_fds=(go_r, request_r, answer_w), env=server_environment(argv, self.tmp),
             stdin=subprocess.DEVNULL, cwd="/", preexec_fn=_no_address_randomisation,
             start_new_session=True)
         for fd in (go_r, request_r, answer_w):
@@ -174,6 +182,10 @@ class _Server:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(timeout=10)
+        import shutil
+
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 _SERVER: _Server | None = None

@@ -331,3 +331,40 @@ def _check_whitespace(ws, value):
 
 
 CASES[-1].check = _check_whitespace
+
+
+@case("clean R server: Ctrl-C during a fit leaves no temporary folder", "clean R server",
+      expect="correct_result", needs=("r",))
+def _(ws):
+    # each Ctrl-C left an empty RtmpXXXX folder behind before
+    import os
+    import signal
+    import threading
+    import time
+
+    from gbstats.mixed import clean_process
+    from gbstats.mixed.clean_process import clean_fits, in_clean_process
+
+    with clean_fits():
+        in_clean_process(time.sleep, 0)                  # the clean R server is up
+        server_tmp = clean_process._SERVER.tmp
+        r_session = [p for p in os.listdir(server_tmp) if p.startswith("Rtmp")]
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            in_clean_process(time.sleep, 20)             # a long fit, interrupted
+        except KeyboardInterrupt:
+            pass
+    return server_tmp, r_session
+
+
+def _check_no_tmp(ws, value):
+    import os
+
+    server_tmp, r_session = value
+    if not r_session:
+        raise Wrong(f"R's session folder was not in the server's own folder {server_tmp}")
+    if os.path.exists(server_tmp):
+        raise Wrong(f"{server_tmp} (R's {r_session}) was left behind after the Ctrl-C")
+
+
+CASES[-1].check = _check_no_tmp
