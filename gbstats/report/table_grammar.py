@@ -199,6 +199,26 @@ def format_interval(low: Any, high: Any, decimals: int) -> str:
     return f"[{format_fixed(low, decimals)}, {format_fixed(high, decimals)}]"
 
 
+def correlation_caps(*columns: str) -> dict[str, tuple[float, float]]:
+    """`caps` for columns that hold correlations (or their interval ends): [-1, 1]."""
+    return {c: (-1.0, 1.0) for c in columns}
+
+
+def _capped(frame: pd.DataFrame, caps: Mapping[str, tuple[float, float]]
+            ) -> tuple[pd.DataFrame, list[str]]:
+    """`frame` with the `caps` columns clipped to their bounds, and the columns clipped."""
+    out, capped = frame.copy(), []
+    for column, (low, high) in caps.items():
+        if column not in out.columns:
+            continue
+        values = pd.to_numeric(out[column], errors="coerce")
+        beyond = (values < low) | (values > high)
+        if beyond.any():
+            out[column] = values.clip(low, high)
+            capped.append(column)
+    return out, capped
+
+
 def format_p_column(values: Sequence[Any], column: str, floor: float | None = None) -> list[str]:
     """APA-style p cells. With `floor`, the smallest p the method can give (a bootstrap or
     permutation p of B replicates cannot be below about 2 / (B + 1)), a p at the floor is
@@ -294,7 +314,8 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             simulated: bool = False, settings_to_notes: bool = True, split: bool = True,
             short_caption: bool = True, intervals: bool = True,
             landscape: bool = False,
-            p_floors: Mapping[str, float] | None = None) -> PresentedTable:
+            p_floors: Mapping[str, float] | None = None,
+            caps: Mapping[str, tuple[float, float]] | None = None) -> PresentedTable:
     """`df` as the reader sees it, by the rules of the module doc.
 
     labels     {column: header} (house words by default)
@@ -309,6 +330,8 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     notes      sentences for the notes, after the SIMULATED label
     simulated  put the SIMULATED label first in the notes
     p_floors   {p column: the smallest p its method can give}: a p at it shows as "≤ .002"
+    caps       {number column: (low, high)}: shown clipped to the bounds, with a note (a
+               corrected correlation of 1.355 shows as 1.000); results.json keeps the value
     settings_to_notes, split, short_caption, intervals
                the layout rules (on by default): a repeated setting moves to the notes,
                a table wider than MAX_COLUMNS is split, a caption over MAX_CAPTION_WORDS
@@ -340,6 +363,13 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             previous = value
         frame = frame.drop(columns=groups)
 
+    if caps:
+        frame, capped = _capped(frame, caps)
+        if capped:
+            shown = ", ".join(header_label(c, labels) for c in capped)
+            note_list.append(f"{shown}: values beyond their bounds (estimation noise, for "
+                             f"example a corrected correlation above 1) are shown at the "
+                             f"bound; results.json keeps them as estimated.")
     kind_of = {c: kinds.get(c) or infer_kind(c, frame[c]) for c in frame.columns}
     pairs = _interval_pairs([c for c in frame.columns if kind_of[c] == "number"]) \
         if intervals else {}
@@ -400,7 +430,7 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
                        values=values, columns=columns, groups=groups, keep=keep, notes=notes,
                        simulated=simulated, settings_to_notes=False, split=split,
                        short_caption=short_caption, intervals=intervals, landscape=landscape,
-                       p_floors=p_floors)
+                       p_floors=p_floors, caps=caps)
     if moved:
         note_list.append("In every row: " + "; ".join(moved) + ".")
     limit = MAX_LANDSCAPE_COLUMNS if landscape else MAX_COLUMNS

@@ -7,6 +7,7 @@ import pandas as pd
 from gbstats.alignment.group_comparison import VERDICT_NOTE
 from gbstats.data.registry import load_dataset
 from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
+from gbstats.report.table_grammar import correlation_caps
 from studies.name_gender import alignment as A
 from studies.name_gender import comparison as C
 from studies.name_gender import human as H
@@ -614,6 +615,9 @@ def report(run, report, out):
                      "The ceiling: how closely men's and non-male participants' item profiles "
                      "agree, and the largest alignment difference that leaves",
                      record=out["profile_agreement"], labels=P.VIEW_LABELS,
+                     caps=correlation_caps("r_profiles", "r_profiles_corrected",
+                                           "r_profiles_corrected_ci_low",
+                                           "r_profiles_corrected_ci_high"),
                      kinds={"n_items": "count"},
                      notes=["Profiles: each group's share of she among he/she responses per "
                             "item (name x condition). Corrected r = r / sqrt(reliability, men x "
@@ -658,6 +662,7 @@ def report(run, report, out):
             "Each group: reliability of its item shares, noise ceiling, raw and corrected "
             "correlation with the model", record=shown, groups="heading", labels=P.VIEW_LABELS,
             settings=["below_calibrated_design"], kinds={"n_participants": "count"},
+            caps=correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
             notes=["Items: name x condition; ratings: she (1) or he (0) per response.",
                    "Corrected r = r / noise ceiling; interval by test inversion on Fisher z "
                    "and log reliability (README, 'Which alignment number to cite')."])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gbstats.alignment.group_comparison import VERDICT_NOTE
+from gbstats.report.table_grammar import correlation_caps
 from studies.singular_they.analysis import ITEM_SETS, usable_groupings
 
 # the model score every corrected view uses: surprisal (bits), the paper's measure
@@ -314,6 +315,7 @@ def report_rq2(report, s) -> None:
                  "Reliability of each group's item means and the model's attenuation-corrected "
                  "correlation with them", labels=V.RELIABILITY_LABELS, groups="heading",
                  record=s.group_reliability, simulated=simulated, digits=3,
+                 caps=correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
                  notes=["r: Pearson's r of the model's surprisal (bits) with the group's mean "
                         "rating per item; noise ceiling: the square root of the reliability; "
                         "corrected r = r / noise ceiling, its SE and 95% interval from the "
@@ -339,6 +341,7 @@ def report_rq2(report, s) -> None:
                  "The ceiling of each comparison: how closely two groups' item profiles agree",
                  labels=V.PROFILE_LABELS, groups="heading", record=s.profile_agreement,
                  simulated=simulated, digits=3,
+                 caps=correlation_caps("r_profiles", "r_profiles_corrected", "ci_low", "ci_high"),
                  notes=["Corrected r: the r of the two groups' item means divided by "
                         "sqrt(reliability of the first x reliability of the second); largest "
                         "possible difference: sqrt(2 (1 - corrected r)), the most any model's "

@@ -200,3 +200,21 @@ def test_a_resampling_p_at_its_floor_reads_as_a_bound_not_a_value():
     # without a floor, the same value is a plain p
     plain = present(df, "Contrasts")
     assert next(c for c in plain.parts[0].columns if c.kind == "p").cells == [".002", ".200"]
+
+
+def test_a_corrected_correlation_above_1_is_shown_at_the_bound_with_a_note():
+    # issue 40/43: corrected correlations with intervals up to 1.355 were printed as such
+    from gbstats.report.table_grammar import grammar_problems, present
+
+    df = pd.DataFrame({"group": ["men", "non-male"], "r_corrected": [0.97, 1.08],
+                       "ci_low": [0.80, 0.91], "ci_high": [1.12, 1.355]})
+    caps = {c: (-1.0, 1.0) for c in ("r_corrected", "ci_low", "ci_high")}
+    shown = present(df, "Corrected correlations", caps=caps, labels={"r_corrected": "Corrected r"})
+    cells = {c.label: c.cells for c in shown.parts[0].columns}
+    assert any(cell.endswith("1.000]") for cell in next(v for k, v in cells.items() if "CI" in k))
+    assert "1.080" not in str(cells) and "1.355" not in str(cells)
+    assert any("shown at the bound" in n for n in shown.notes)
+    assert grammar_problems(shown) == []
+    assert df["ci_high"].tolist() == [1.12, 1.355]          # the data are not changed
+    plain = present(df.assign(ci_high=[0.99, 0.98], r_corrected=[0.9, 0.8]), "x", caps=caps)
+    assert not any("bound" in n for n in plain.notes)
