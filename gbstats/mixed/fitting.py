@@ -305,8 +305,26 @@ def frequentist_notes(fits: Mapping) -> list[str]:
         if is_twin(fit):
             continue
         flagged = [w for w in fit.warnings if any(k in w.lower() for k in FIT_PROBLEM_WORDS)]
-        notes += [f"[{label}] {w}" for w in flagged]
-    return notes
+        notes += [f"[{label}] {in_words_for_a_table(w)}" for w in flagged]
+    return list(dict.fromkeys(notes))
+
+
+def in_words_for_a_table(message: str) -> str:
+    """An engine's message as a table note says it: lme4's "boundary (singular) fit: see
+    help('isSingular')" and "Model failed to converge with max|grad| = ..." in words, not
+    R's (issue 43: no code in captions or notes). The Warnings section keeps the message
+    as the engine printed it."""
+    import re
+
+    if "boundary (singular) fit" in message:
+        return ("singular fit: a random-effect variance was estimated at zero (or a "
+                "correlation at ±1), so that part of the model is not identified by the data")
+    grad = re.search(r"failed to converge with max\|grad\| = ([0-9.eE+-]+) \(tol = "
+                     r"([0-9.eE+-]+)", message)
+    if grad:
+        return (f"the optimiser did not converge (largest gradient {float(grad.group(1)):.3g}, "
+                f"tolerance {float(grad.group(2)):.3g}); read these estimates with caution")
+    return message
 
 
 # Words that mark a frequentist fit's own trouble in lme4's / statsmodels'

@@ -246,3 +246,16 @@ def test_an_age_column_beside_a_participant_intercept_is_no_unit_of_replication(
     trials["y"] = rng.normal(size=len(trials))
     found = between_factor_terms("y ~ group + (1 | participant)", trials)
     assert found["factor"].tolist() == ["school"]
+
+
+def test_lme4_messages_read_as_words_in_table_notes():
+    # issue 43: "see help('isSingular')" and max|grad| in a table's note are R, not words
+    from gbstats.mixed.fitting import in_words_for_a_table
+
+    singular = in_words_for_a_table("boundary (singular) fit: see help('isSingular')")
+    assert "isSingular" not in singular and "estimated at zero" in singular
+    grad = in_words_for_a_table("Model failed to converge with max|grad| = 0.0425739 "
+                                "(tol = 0.002, component 1)")
+    assert grad == ("the optimiser did not converge (largest gradient 0.0426, tolerance "
+                    "0.002); read these estimates with caution")
+    assert in_words_for_a_table("quasi-complete separation of x") == "quasi-complete separation of x"
