@@ -93,8 +93,22 @@ def _write_memo(path: Path | None, target: Path, files: dict) -> None:
 
 
 def model_files(folder: Path) -> list[Path]:
-    """The files of a model folder that the fingerprint covers (module docstring)."""
-    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.is_file())
+    """The files of a model folder that the fingerprint covers (module docstring): its
+    top-level files, and every shard a weights index (`*.index.json`, its `weight_map`)
+    names in a sub-folder, which transformers loads as well (issue 44: a shard in
+    `shards/` was loaded, never fingerprinted, and a retrained one served old scores)."""
+    top = sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.is_file())
+    shards = set()
+    for index in (p for p in top if p.name.endswith(".index.json")):
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map", {})
+        except (OSError, ValueError, AttributeError):
+            continue  # an unreadable index fails at load time, with its own message
+        for shard in set(weight_map.values()) if isinstance(weight_map, dict) else ():
+            path = (folder / str(shard))
+            if path.parent != folder and path.is_file() and folder in path.resolve().parents:
+                shards.add(path)
+    return top + sorted(shards)
 
 
 def fingerprint(target: str | os.PathLike, memo_dir: str | os.PathLike | None = None) -> str:
@@ -105,11 +119,13 @@ def fingerprint(target: str | os.PathLike, memo_dir: str | os.PathLike | None = 
     """
     target = Path(target).resolve()
     files = [target] if target.is_file() else model_files(target)
+    root = target.parent if target.is_file() else target
     memo_path = _memo_path(Path(memo_dir), target) if memo_dir is not None else None
     memo = _read_memo(memo_path)
     fresh, remember = {}, {}
     for path in files:
-        name = path.name
+        # a top-level file is keyed by its name (as before), a shard by its path in the folder
+        name = path.relative_to(root).as_posix() if path.parent != root else path.name
         record = _stat_record(path)
         known = memo.get(name)
         if isinstance(known, dict) and isinstance(known.get("sha256"), str) \

@@ -368,3 +368,34 @@ def _check_no_tmp(ws, value):
 
 
 CASES[-1].check = _check_no_tmp
+
+
+@case("model fingerprint: a retrained shard that the index names in a sub-folder",
+      "score cache", expect="correct_result")
+def _(ws):
+    # the shard was loaded but never fingerprinted: retraining it served the old scores
+    import json
+    import shutil
+
+    from models.fingerprint import fingerprint
+
+    folder = ws.fresh("fingerprint_shard") / "model"
+    shutil.copytree(ws.gpt2, folder)
+    (folder / "shards").mkdir()
+    (folder / "model.safetensors").rename(folder / "shards" / "part-1.safetensors")
+    (folder / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"wte.weight": "shards/part-1.safetensors"}}))
+    before = fingerprint(folder)
+    shard = folder / "shards" / "part-1.safetensors"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    return before, fingerprint(folder)
+
+
+def _check_shard(ws, value):
+    if value[0] == value[1]:
+        raise Wrong("the fingerprint did not change with the shard")
+
+
+CASES[-1].check = _check_shard

@@ -338,3 +338,28 @@ def test_verbatim_continuations_are_scored_as_written_and_counted(tmp_path):
     stimuli = read_stimuli(path, measure="continuation", verbatim_continuations=True)
     assert stimuli.table["continuation"].tolist() == ["他", "they"]
     assert "2 continuation(s)" in " ".join(stimuli.notes)
+
+
+def test_a_shard_an_index_names_in_a_sub_folder_is_fingerprinted(tmp_path, tiny_gpt2_dir):
+    # issue 44, case 9: transformers loads a shard that model.safetensors.index.json names
+    # in a sub-folder; the fingerprint read only top-level files, so retraining that shard
+    # served the old scores
+    import json
+
+    from models.fingerprint import fingerprint, model_files
+
+    folder = tmp_path / "sharded"
+    shutil.copytree(tiny_gpt2_dir, folder)
+    (folder / "shards").mkdir()
+    (folder / "model.safetensors").rename(folder / "shards" / "part-1.safetensors")
+    (folder / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"wte.weight": "shards/part-1.safetensors"}}))
+    assert folder / "shards" / "part-1.safetensors" in model_files(folder)
+    before = fingerprint(folder, tmp_path / "memo")
+    shard = folder / "shards" / "part-1.safetensors"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    assert fingerprint(folder, tmp_path / "memo") != before
+    # a top-level model keeps the fingerprint it had (its files are keyed by name as before)
+    assert fingerprint(tiny_gpt2_dir) == fingerprint(tiny_gpt2_dir)
