@@ -36,6 +36,12 @@ def read_table(path: str | os.PathLike | io.IOBase, *, sep: str = ",",
     name = source or str(path)
     if isinstance(path, (str, os.PathLike)):
         p = require_readable_file(path, source=name)
+        binary = binary_format(p)
+        if binary is not None:
+            raise DataValidationError(
+                f"this is {binary}, not a text table", source=name,
+                expected="a delimited text file (CSV or TSV, UTF-8): save it as CSV UTF-8 "
+                         "from the program that made it", found=binary)
         if p.stat().st_size == 0:
             raise DataValidationError("the file is empty", source=name,
                                       expected="a header line and at least one row",
@@ -249,6 +255,26 @@ def validate_frame(df: pd.DataFrame, *, source: str,
     if unique:
         require_unique(out, unique, source=source, what=what, row_offset=row_offset)
     return out
+
+
+# The first bytes of formats people pass where a text table is expected.
+_MAGIC = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx or OpenDocument .ods workbook, or a "
+                           ".zip)"),
+          (b"\xd0\xcf\x11\xe0", "an old Excel .xls workbook (an OLE2 file)"),
+          (b"PAR1", "a Parquet file"), (b"%PDF", "a PDF document"),
+          (b"\x1f\x8b", "a gzip-compressed file"))
+
+
+def binary_format(path: Path) -> str | None:
+    """What a file is when its first bytes say it is a workbook, an archive or another
+    binary format rather than text (else None): an .xlsx was reported as "not valid text"
+    or as a header without rows (issue 44)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    return next((what for magic, what in _MAGIC if head.startswith(magic)), None)
 
 
 def require_readable_file(path: str | os.PathLike, *, source: str | None = None,

@@ -399,3 +399,17 @@ def _check_shard(ws, value):
 
 
 CASES[-1].check = _check_shard
+
+
+@case("singular_ they CLI: --human an Excel workbook".replace("_ ", "_"), "singular_they CLI",
+      names=("human.xlsx", "not a text table", "CSV"))
+def _(ws):
+    # was "not valid text" (or "a header but no rows") before
+    import zipfile
+
+    folder = ws.fresh("human_xlsx")
+    path = folder / "human.xlsx"
+    with zipfile.ZipFile(path, "w") as book:   # what a workbook is: a zip of XML parts
+        book.writestr("[Content_Types].xml", "<Types/>")
+        book.writestr("xl/workbook.xml", "<workbook/>")
+    return study("singular_they", "--human", path, "--no-bayes", "--out", folder / "r")
