@@ -401,7 +401,7 @@ def _check_shard(ws, value):
 CASES[-1].check = _check_shard
 
 
-@case("singular_ they CLI: --human an Excel workbook".replace("_ ", "_"), "singular_they CLI",
+@case("singular_they CLI: --human an Excel workbook", "singular_they CLI",
       names=("human.xlsx", "not a text table", "CSV"))
 def _(ws):
     # was "not valid text" (or "a header but no rows") before
