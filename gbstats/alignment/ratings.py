@@ -81,6 +81,32 @@ def ordered_levels(values: pd.Series) -> list:
     return sorted(values.unique(), key=lambda v: (str(type(v)), v))
 
 
+def _key_kind(values: pd.Series) -> str:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Series(values.cat.categories)   # a category's kind is its levels' kind
+    if pd.api.types.is_bool_dtype(values):
+        return "true/false"
+    if pd.api.types.is_numeric_dtype(values):
+        return "numbers"
+    return "text"
+
+
+def require_same_key_types(trials: pd.DataFrame, scores: pd.DataFrame,
+                           keys: Sequence[str]) -> None:
+    """Refuse a join whose key is numbers in one table and text in the other: pandas
+    raises a bare ValueError there (issue 44), and a cast would match "7" with 7.0 or
+    "07" with nothing, silently."""
+    for key in keys:
+        a, b = _key_kind(trials[key]), _key_kind(scores[key])
+        if a != b:
+            raise DataValidationError(
+                f"the join key is {a} in the trials and {b} in the item scores",
+                source="trials and item_scores", column=key,
+                expected="the same kind of value in both tables (convert one, e.g. "
+                         f"trials[{key!r}].astype(str))",
+                found=f"{trials[key].dtype} in the trials, {scores[key].dtype} in the item scores")
+
+
 def prepare_rating_frame(item_scores, trials, *, participant, group, score, rating,
                           item_keys) -> tuple[pd.DataFrame, pd.DataFrame]:
     item_keys = list(item_keys)
@@ -105,6 +131,7 @@ def prepare_rating_frame(item_scores, trials, *, participant, group, score, rati
     frame = trials[needed].copy()
     frame["_rating"] = require_numeric(trials, rating, "trials")
     scores["_item"] = np.arange(len(scores))
+    require_same_key_types(frame, scores, item_keys)
     joined = frame.merge(scores[item_keys + ["_item"]], on=item_keys, how="left",
                          validate="many_to_one")
     if joined["_item"].isna().any():
