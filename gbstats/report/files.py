@@ -91,15 +91,6 @@ def check_output_file(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     if resolved.is_dir():
         raise OutputPathError(f"{flag} {path} is a folder; expected a file name such as "
                               f"{path / 'scores.csv'}")
-    here = Path.cwd().resolve()
-    if resolved == here or resolved in here.parents:
-        # the finished report replaces --out by a rename: a shell inside it would be left
-        # in a deleted folder, and the same command again would fail there
-        raise OutputPathError(
-            f"{flag} {path} is the current folder{' or holds it' if resolved != here else ''}; "
-            f"the run replaces {flag} as a whole when it finishes, which would pull the "
-            f"folder out from under your shell; expected a folder inside it, such as "
-            f"{flag} {Path(path) / 'report'}")
     _probe_folder(resolved.parent, flag, path)
     return path
 
