@@ -101,10 +101,20 @@ class ScoreCache:
             self._conn = sqlite3.connect(self.path, timeout=OPEN_WAIT_S, isolation_level=None)
             # The busy timeout first, before any statement touches the file.
             self._conn.execute(f"PRAGMA busy_timeout={int(OPEN_WAIT_S * 1000)}")
-            for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                              "CREATE TABLE IF NOT EXISTS scores "
-                              "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)"):
-                execute_retrying(self._conn, statement)
+            try:
+                for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                                  "CREATE TABLE IF NOT EXISTS scores "
+                                  "(key TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT)"):
+                    execute_retrying(self._conn, statement)
+            except sqlite3.OperationalError as exc:
+                if not _is_transient(exc):
+                    raise
+                self._conn.close()
+                raise GbstatsError(
+                    f"the score cache {self.path} stayed locked for {OPEN_RETRY_S:.0f} s while "
+                    f"it was opened: another process holds it (let it finish, or use another "
+                    f"--cache-dir), or the file is damaged (move it aside, or salvage it with "
+                    f"python -m models repair-cache --cache-dir {self.folder})") from None
             self._add_digest_column()
 
     def _guard(self):
@@ -235,12 +245,16 @@ def place_message(path: Path, exc: BaseException) -> str | None:
             f"folder (copy {CACHE_FILE} there to keep its scores), or run with --no-cache")
 
 
-# How long opening a cache waits for another process that holds it.
+# How long a statement waits for another process that holds the cache (sqlite's busy
+# timeout), and how long opening retries the immediate "locked" answers below: two
+# processes opening one new cache clash for milliseconds, so a lock that lasts this long
+# is another process's long hold or a damaged file, and is said so.
 OPEN_WAIT_S = 120.0
+OPEN_RETRY_S = 10.0
 
 
 def execute_retrying(conn: sqlite3.Connection, statement: str, *,
-                     wait_s: float = OPEN_WAIT_S) -> None:
+                     wait_s: float = OPEN_RETRY_S) -> None:
     """Run `statement`, retrying while sqlite says the file is locked or busy.
 
     Why not the busy timeout alone: when two processes open a new cache at the same
