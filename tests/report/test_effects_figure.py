@@ -1,0 +1,127 @@
+"""The effects figure (gbstats.report.effects_figure): people and the model side by side."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from gbstats.errors import DataValidationError
+from gbstats.report.effects_figure import (ONE_COLUMN, SIDE_STYLE, TWO_COLUMN, effects_figure,
+                                           save_png_and_pdf)
+
+
+def _effects(panels=("Exp 1", "Exp 3")) -> pd.DataFrame:
+    rows = []
+    for panel in panels:
+        for label, people, model in (("full minus first name", 0.8, 0.3),
+                                     ("rating slope (per point)", 0.5, -0.1)):
+            rows += [{"panel": panel, "label": label, "side": "people", "estimate": people,
+                      "ci_lo": people - 0.2, "ci_hi": people + 0.3},
+                     {"panel": panel, "label": label, "side": "model", "estimate": model,
+                      "ci_lo": model - 0.4, "ci_hi": model + 0.1}]
+    return pd.DataFrame(rows)
+
+
+def _draw(effects=None, **options):
+    kw = {"simulated": False, "title": "Condition effects", "xlabel": "log-odds of she"}
+    return effects_figure(_effects() if effects is None else effects, **{**kw, **options})
+
+
+def test_writes_a_png_and_a_pdf_beside_it(tmp_path):
+    png, pdf = save_png_and_pdf(_draw(), tmp_path / "figures" / "name_effects.png")
+    assert png == tmp_path / "figures" / "name_effects.png"
+    assert pdf == tmp_path / "figures" / "name_effects.pdf"
+    with Image.open(png) as image:
+        image.load()
+        pixels = np.asarray(image.convert("L"))
+    assert pixels.min() < 100 < pixels.max()           # something dark drawn on white
+    assert pdf.read_bytes().startswith(b"%PDF")
+    with pytest.raises(ValueError, match="the .png path"):
+        save_png_and_pdf(_draw(), tmp_path / "effects.pdf")
+
+
+@pytest.mark.parametrize("width", [ONE_COLUMN, TWO_COLUMN])
+def test_fits_the_column_it_is_drawn_for(tmp_path, width):
+    png, _ = save_png_and_pdf(_draw(width=width), tmp_path / "effects.png")
+    with Image.open(png) as image:
+        inches = image.size[0] / 200          # figures.STYLE's savefig.dpi
+    # savefig's tight bounding box pads 0.1 in on either side, and no more
+    assert width - 0.5 < inches <= width + 0.2
+
+
+@pytest.mark.parametrize("column", ["label", "side", "estimate", "ci_lo", "ci_hi"])
+def test_a_missing_column_is_named(column):
+    with pytest.raises(DataValidationError) as caught:
+        _draw(_effects().drop(columns=column))
+    message = str(caught.value)
+    assert f"column(s) {column}" in message and "found: columns" in message
+
+
+def test_bad_rows_are_refused_with_where_and_what():
+    effects = _effects()
+    effects.loc[2, "side"] = "men"
+    with pytest.raises(DataValidationError, match=r"row 4, column 'side'.*found: 'men'"):
+        _draw(effects)
+    effects = _effects()
+    effects.loc[1, "estimate"] = np.nan
+    with pytest.raises(DataValidationError, match="row 3, column 'estimate'"):
+        _draw(effects)
+    effects = _effects()
+    effects.loc[0, "ci_lo"] = 5.0
+    with pytest.raises(DataValidationError, match="does not contain its estimate"):
+        _draw(effects)
+    with pytest.raises(DataValidationError, match="no effects"):
+        _draw(_effects().iloc[:0])
+    with pytest.raises(DataValidationError, match="given twice"):
+        _draw(pd.concat([_effects(), _effects().iloc[:1]]))
+
+
+def test_simulated_must_be_said():
+    with pytest.raises(TypeError, match="simulated"):
+        effects_figure(_effects(), title="t", xlabel="x")         # no default
+    with pytest.raises(TypeError, match="simulated must be True or False"):
+        _draw(simulated=None)
+
+
+def test_the_legend_holds_both_sides_in_their_colours():
+    fig = _draw(side_labels={"model": "SmolLM2-135M"})
+    legend, = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == ["people (95% interval)", "SmolLM2-135M (95% interval)"]
+    colours = [h.get_color() for h in legend.legend_handles]
+    assert colours == [SIDE_STYLE["people"]["color"], SIDE_STYLE["model"]["color"]]
+    # each drawn series is in one of the legend's colours: no colour without its legend entry
+    drawn = {line.get_color() for ax in fig.axes for line in ax.lines
+             if line.get_linestyle() == "None"}
+    assert drawn == set(colours)
+
+
+def test_simulated_in_the_title_when_simulated_and_not_otherwise():
+    assert _draw(simulated=True).get_suptitle().startswith("SIMULATED: Condition effects")
+    assert "SIMULATED" not in _draw(simulated=False).get_suptitle()
+
+
+def test_every_effect_is_drawn_at_its_estimate_with_its_interval():
+    fig = _draw()
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["Exp 1", "Exp 3"]
+    ax = fig.axes[0]
+    # (labels wrap to fit a one-column figure)
+    assert [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()] == [
+        "full minus first name",
+                                                             "rating slope (per point)"]
+    people = [line for line in ax.lines if line.get_marker() == "o"][0]
+    assert list(people.get_xdata()) == [0.8, 0.5]
+    whiskers = [c for c in ax.collections if len(c.get_segments())]
+    ends = sorted((round(seg[0][0], 6), round(seg[1][0], 6))
+                  for c in whiskers for seg in c.get_segments())
+    assert (0.6, 1.1) in ends and (-0.1, 0.4) in ends and (-0.5, 0.0) in ends
+    zero = [line for line in ax.lines if list(line.get_xdata()) == [0, 0]]
+    assert zero, "no line at zero"
+
+
+def test_one_side_only_draws_and_says_so():
+    people = _effects(panels=("",))
+    fig = _draw(people[people["side"] == "people"])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["people (95% interval)"]
+    assert fig.axes[0].get_title(loc="left") == ""
