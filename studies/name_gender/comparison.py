@@ -23,6 +23,7 @@ import pandas as pd
 
 from gbstats.alignment.like_for_like import people_shares, response_coverage
 from gbstats.mixed.population import cells, population_averaged_contrast, slope_rows
+from studies.name_gender import human as H
 from studies.name_gender.human import HUMAN_MODELS
 from studies.name_gender.model_side import MIRRORS, OPTION_SET_LABELS, OPTION_SETS
 
@@ -238,3 +239,82 @@ def prompt_sensitivity(variants: pd.DataFrame, default: str) -> pd.DataFrame:
                      "max_abs_change": float(np.abs(change).max()),
                      "r_with_default": float(r)})
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------
+# people minus the model: every verdict rests on a test of the difference (issue 40)
+
+# The equivalence bound of every people-vs-model verdict, on the log-odds scale of the
+# population-averaged effects: the logistic curve's slope is at most 1/4, so two effects
+# within 0.20 log-odds of each other move P(she) by amounts no more than 0.05 apart
+# anywhere on the scale (a rating slope: per point), less than the 95% intervals of
+# people's own cell shares (table response_shares) are wide.
+EFFECT_EQUIVALENCE_BOUND = 0.20
+EFFECT_FAMILY = "people vs model, population-averaged effects"
+# the unit the items cluster in, per mirror: the first name, or for Exp 1's condition
+# model (which keeps the last-name prompts) the first name or else the lone last name
+CLUSTERS = {"m_cond": ("NameUnit", "name_unit", "first or lone last names"),
+            "m_nameGender": ("FirstName", "first_name", "first names"),
+            "m_noOther": ("FirstName", "first_name", "first names")}
+
+
+def interaction_specs(mirror) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
+    """(name, rows, weights) of the condition x rating interactions: how much the rating
+    slope (per point, at the centred rating) changes from one condition to another, for
+    each of the condition effects `effect_specs` names."""
+    if not mirror.has_rating:
+        return []
+    conditions = ["first", "full"] + (["last"] if mirror.subset == "all" else [])
+    grid = cells({"Condition": conditions, "GenderRatingCentered": [0.0]})
+    rows, w = slope_rows(grid, "GenderRatingCentered")
+    out = []
+    contrasts = [("full minus first", {"first": -1.0, "full": 1.0, "last": 0.0})]
+    if "last" in conditions:
+        contrasts.insert(0, ("last minus first and full",
+                             {"first": -0.5, "full": -0.5, "last": 1.0}))
+    for name, by in contrasts:
+        share = grid["Condition"].map(by).to_numpy() * len(conditions)
+        out.append((f"{name} × rating slope", rows, w * np.tile(share, 2)))
+    return out
+
+
+def difference_rows(mirror, tables: dict, scored: pd.DataFrame
+                    ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(people's he/she trials, the model's prompts, contrasts) of one mirror, each with
+    the cluster column `cluster` (`CLUSTERS`)."""
+    spec = next(s for s in H.LIKE_FOR_LIKE_MODELS if s.key == mirror.people_key)
+    people, contrasts = H.model_data(spec, tables[f"exp{mirror.experiment}"])
+    people_col, model_col, _ = CLUSTERS[mirror.model]
+    model = scored[scored["experiment"] == mirror.experiment]
+    if mirror.subset == "first_full":
+        model = model[model["Condition"] != "last"]
+    columns = ["Condition", "share_two_way", model_col] + (
+        ["GenderRatingCentered"] if mirror.has_rating else [])
+    return (people.assign(cluster=people[people_col].astype(str)),
+            model[columns].assign(cluster=model[model_col].astype(str)).reset_index(drop=True),
+            contrasts)
+
+
+def effect_differences(tables: dict, scored: pd.DataFrame) -> pd.DataFrame:
+    """Every people-vs-model verdict's test: per mirror and effect (condition effects,
+    rating slope, condition x rating interactions), people's and the model's
+    population-averaged effect from one joint fit, the difference people minus model with
+    its cluster-robust SE (first names), t interval and p, TOST at
+    `EFFECT_EQUIVALENCE_BOUND`, Holm within the study's family of verdicts, and the
+    verdict in the test's words (gbstats.alignment.side_difference)."""
+    from gbstats.alignment.side_difference import (difference_verdicts,
+                                                   paired_effect_differences)
+
+    parts = []
+    for mirror in MIRRORS:
+        people, model, contrasts = difference_rows(mirror, tables, scored)
+        effects = effect_specs(mirror, tables) + interaction_specs(mirror)
+        table = paired_effect_differences(
+            people, model, rhs=mirror.rhs, effects=effects, people_response="She",
+            model_response="share_two_way", cluster="cluster", contrasts=contrasts,
+            equivalence_bound=EFFECT_EQUIVALENCE_BOUND, unit=CLUSTERS[mirror.model][2])
+        parts.append(table.assign(experiment=mirror.experiment, model=mirror.model,
+                                  family=EFFECT_FAMILY))
+    out = difference_verdicts(pd.concat(parts, ignore_index=True))
+    first = ["experiment", "model", "effect"]
+    return out[first + [c for c in out.columns if c not in first]]
