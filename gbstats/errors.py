@@ -41,6 +41,12 @@ def _looks_like_file(source: str) -> bool:
     return "/" in source or "\\" in source or re.search(r"\.[A-Za-z0-9]{1,6}$", source) is not None
 
 
+class EstimateWarning(UserWarning):
+    """A statistic that left its range (a reliability below 0, a corrected correlation beyond
+    [-1, 1], a ceiling at its bound) or could not be computed: the value is returned as
+    documented, and this warning says what it means (issue 44, cases 5 and 6)."""
+
+
 class OutputPathError(GbstatsError, OSError):
     """An output path (--out) cannot be written, or would overwrite an input."""
 

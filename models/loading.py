@@ -325,7 +325,7 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         from transformers import AutoTokenizer
 
         converted = converted_folder(spec.name, version, gguf, "tokenizer")
-        if (converted / "tokenizer.json").exists():
+        if (converted / "tokenizer.json").exists() and converted_copy_intact(converted):
             return AutoTokenizer.from_pretrained(converted)
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
         _save_converted(tokenizer, converted)
@@ -337,7 +337,7 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         from transformers import AutoModelForCausalLM
 
         converted = converted_folder(spec.name, version, gguf, dtype)
-        if (converted / "config.json").exists():
+        if (converted / "config.json").exists() and converted_copy_intact(converted):
             return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
         model = plain_model(AutoModelForCausalLM.from_pretrained(
             folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
@@ -424,9 +424,106 @@ def _save_converted(obj, target: Path) -> None:
         return
     try:
         obj.save_pretrained(partial)
+        # what the copy held when written: checked before every use (converted_copy_intact)
+        from models.fingerprint import fingerprint
+
+        (partial / CONVERTED_RECORD).write_text(fingerprint(partial))
+        if target.exists():  # a damaged copy, set aside by converted_copy_intact's caller
+            shutil.rmtree(target, ignore_errors=True)
         os.replace(partial, target)
     except OSError:
         shutil.rmtree(partial, ignore_errors=True)
+
+
+# the content digest of a converted copy, written beside it when it is saved (hidden, so the
+# fingerprint of the folder leaves it out)
+CONVERTED_RECORD = ".gbstats-fingerprint"
+
+
+class ModelFilesChangedWarning(UserWarning):
+    """A model's files on disk are not what was recorded when they were first used: a hub
+    snapshot edited in place, a converted copy damaged or edited (issue 44, case 8)."""
+
+
+def converted_copy_intact(folder: Path) -> bool:
+    """Is a converted copy of the embedded model what was written (its files' digest equal to
+    the one recorded at conversion)? A copy edited or damaged since is not used: it is
+    converted again, with a warning (issue 44, case 8). A copy an older gbstats wrote has no
+    record; its digest is recorded now (trusted on first use, as a hub snapshot is)."""
+    import warnings
+
+    from models.fingerprint import MEMO_FOLDER, fingerprint
+
+    try:
+        current = fingerprint(folder, model_cache_dir() / MEMO_FOLDER)
+    except OSError:
+        current = None
+    record = folder / CONVERTED_RECORD
+    try:
+        recorded = record.read_text().strip()
+    except FileNotFoundError:
+        if current is not None:
+            try:
+                record.write_text(current)
+            except OSError:
+                pass
+        return current is not None
+    except OSError:
+        recorded = None
+    if current is not None and recorded == current:
+        return True
+    warnings.warn(
+        f"the converted copy of the embedded model in {folder} no longer matches what was "
+        f"recorded when it was written (edited or damaged); converting the model again",
+        ModelFilesChangedWarning, stacklevel=3)
+    return False
+
+
+SNAPSHOT_RECORDS = "snapshot_records"
+
+
+def _snapshot_record(model_id: str, commit: str) -> Path:
+    return model_cache_dir() / SNAPSHOT_RECORDS / f"{model_id.replace('/', '--')}--{commit}"
+
+
+def record_snapshot(model_id: str, commit: str, snapshot: Path) -> None:
+    """Remember the content digest of a hub snapshot's files when they are first used to
+    score. Never overwrites a record: a snapshot edited in place must keep differing from
+    it (`snapshot_content_key`). A record that cannot be written costs only the check."""
+    path = _snapshot_record(model_id, commit)
+    if path.exists():
+        return
+    try:
+        digest = content_fingerprint(snapshot, f"model {model_id!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(digest)
+        os.replace(partial, path)
+    except (OSError, GbstatsError):
+        pass
+
+
+def snapshot_content_key(model_id: str, commit: str, snapshot: Path) -> str | None:
+    """None while a hub snapshot's files are what was recorded when they first scored (the
+    commit alone then names the scores); their current digest, with a warning, when they
+    were edited in place since, so that scores are keyed by the content and rescored (issue
+    44, case 8: an edited snapshot was still served from the cache by its commit)."""
+    import warnings
+
+    path = _snapshot_record(model_id, commit)
+    try:
+        recorded = path.read_text().strip()
+    except OSError:
+        return None
+    current = content_fingerprint(snapshot, f"model {model_id!r}")
+    if current == recorded:
+        return None
+    warnings.warn(
+        f"model {model_id!r}: the files of hub snapshot {commit[:12]} ({snapshot}) no longer "
+        f"match what was recorded when it first scored (edited in place?); its scores are "
+        f"keyed by the files' content from now on, so they are computed again",
+        ModelFilesChangedWarning, stacklevel=3)
+    return current
 
 
 def infer_kind(config) -> str:
@@ -560,10 +657,14 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
         raise
     except (OSError, ValueError) as exc:  # huggingface_hub's errors are OSError/ValueError subclasses
         raise _unavailable(name, target, is_local, load_from, exc) from exc
+    snapshot = None
     if not is_local:
         # tokenizer and weights load from the very commit the cache key names, even if
         # the branch moves while this process runs
         options["revision"] = found_revision
+        snapshot = hub_snapshot_folder(target, found_revision)
+        if snapshot is not None:
+            weights = snapshot_content_key(target, found_revision, snapshot)
     if kind is not None:
         # A scorer that needs one kind, given a model of the other, gets the same
         # clear refusal whether or not the model was loaded before in this process.
@@ -597,12 +698,29 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
         auto = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
         placement = {"device_map": device_map} if device_map else {}
         try:
-            return auto.from_pretrained(load_from, dtype=resolve_dtype(dtype), **placement,
-                                        **options)
+            model = auto.from_pretrained(load_from, dtype=resolve_dtype(dtype), **placement,
+                                         **options)
         except OSError as exc:
             raise _unavailable(name, target, is_local, load_from, exc) from exc
+        if not is_local:
+            found = hub_snapshot_folder(target, found_revision)
+            if found is not None:
+                record_snapshot(target, found_revision, found)
+        return model
 
     return LanguageModel(name, load_from, str(found_revision), kind, None, None,
                          load_weights=load_weights, model_type=config.get("model_type", ""),
                          load_tokenizer=load_tokenizer, fingerprint=weights,
-                         content_path=Path(load_from) if is_local else None)
+                         content_path=Path(load_from) if is_local else (
+                             snapshot if weights is not None else None))
+
+
+def hub_snapshot_folder(model_id: str, commit: str) -> Path | None:
+    """The local hub cache's folder of one commit of a model, or None where it has none."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model_id, "config.json", revision=commit)
+    except (OSError, ValueError, ImportError):
+        return None
+    return Path(found).parent if isinstance(found, str) else None

@@ -74,11 +74,13 @@ VERDICTS = ("difference", "equivalent within the bound", "no evidence either way
 SHORT_VERDICTS = (("difference", "Difference"), ("equivalent", "Equivalent"),
                   ("no evidence either way", "Neither shown"),
                   ("no evidence of a difference", "No difference shown"),
-                  ("not interpretable", "Not converged"))
+                  ("not interpretable", "Not converged"), ("not computed", "Not computed"))
 VERDICT_NOTE = ("Conclusion: Difference, Holm p < .05; Equivalent, within the equivalence "
                 "bound by TOST (Holm p < .05); Neither shown, neither test rejects at this "
                 "sensitivity; No difference shown, Holm p >= .05 where there is no equivalence "
-                "bound; Not converged, lme4 did not converge, so the row is not evidence")
+                "bound; Not converged, lme4 did not converge, so the row is not evidence; Not "
+                "computed, the comparison could not be estimated (the reason is in the notes) "
+                "and is not one of its family's tests")
 
 
 def short_verdict(verdict: str) -> str:
@@ -114,9 +116,52 @@ def group_rating_matrices(trials: pd.DataFrame, *, group: str, rating: str,
 
 def max_alignment_difference(rho_ab) -> np.ndarray:
     """The largest |corr(x, m_a) - corr(x, m_b)| any score x can reach when the profiles
-    m_a, m_b correlate rho_ab: sqrt(2 (1 - rho_ab)), rho_ab capped at 1 (module docstring)."""
-    rho = np.minimum(np.asarray(rho_ab, dtype=float), 1.0)
+    m_a, m_b correlate rho_ab: sqrt(2 (1 - rho_ab)), rho_ab bounded to [-1, 1] (module
+    docstring), so the ceiling lies in [0, 2]: a corrected rho of -10 (noise) used to give a
+    "ceiling" of 3.3, above the 2 that two correlations can differ by (issue 44, case 5)."""
+    rho = np.clip(np.asarray(rho_ab, dtype=float), -1.0, 1.0)
     return np.sqrt(2 * (1 - rho))
+
+
+def profile_bounds_notes(table: pd.DataFrame, context: Sequence[str] = ()) -> list[str]:
+    """Sentences for the rows of a profile-agreement table (PROFILE_COLUMNS) whose ceiling
+    is not what it seems, [] when none (issue 44, cases 5 and 6). The documented values:
+
+    - a group's split-half reliability not positive (pure noise, or too few raters): the
+      corrected r and the ceiling are not computed (NaN); nothing about the ceiling is known;
+    - a corrected r above 1: the ceiling is 0 ("no model could differ"), which is estimation
+      noise unless the reliabilities are high; the ceiling at the interval's lower end is the
+      one to read;
+    - a corrected r or interval end beyond [-1, 1]: the ceiling uses the bound (at most 2).
+
+    `context`: columns whose values name a row beside its pair (a study's grouping).
+    """
+    from gbstats.alignment.reliability import context_words
+
+    notes = []
+    for row in table.itertuples(index=False):
+        pair = f"{row.group_a} vs {row.group_b}{context_words(row, context)}"
+        rels = {row.group_a: float(row.reliability_a), row.group_b: float(row.reliability_b)}
+        bad = [f"{g} {v:.3g}" for g, v in rels.items() if not np.isfinite(v) or v <= 0]
+        if bad:
+            notes.append(
+                f"{pair}: the ceiling is not computed, because a split-half reliability is "
+                f"not positive ({', '.join(bad)}): at this size that group's item means hold "
+                "no reliable differences, so how far the two profiles differ is unknown.")
+            continue
+        point = float(row.r_profiles_corrected)
+        if np.isfinite(point) and point > 1:
+            notes.append(
+                f"{pair}: the corrected r of the profiles is {point:.3g}, above 1 (noise, with "
+                f"reliabilities {row.reliability_a:.3g} and {row.reliability_b:.3g}), so the "
+                "ceiling shows as 0; that is not evidence that no model could differ: read "
+                f"the ceiling at the interval's lower end ({row.max_alignment_difference_upper:.3g}).")
+        elif any(np.isfinite(v) and abs(v) > 1 for v in (point, row.ci_low, row.ci_high)):
+            notes.append(
+                f"{pair}: the corrected r of the profiles or an end of its interval lies "
+                f"beyond [-1, 1] (reliabilities {row.reliability_a:.3g} and "
+                f"{row.reliability_b:.3g}); the ceiling uses the bound, so it is at most 2.")
+    return notes
 
 
 def _profile_statistics(a: GroupRatings, b: GroupRatings, wa: np.ndarray, wb: np.ndarray,
@@ -173,7 +218,11 @@ def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits:
                 "max_alignment_difference_upper": float(max_alignment_difference(low)),
                 "n_items": int(rated.sum()), "n_boot": int(reps.size),
                 "ci_method": PROFILE_CI_METHOD})
-    return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    table = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    from gbstats.alignment.reliability import warn_estimates
+
+    warn_estimates(profile_bounds_notes(table))
+    return table
 
 
 def profile_agreement(trials: pd.DataFrame, *, group: str, rating: str,
@@ -192,6 +241,11 @@ def profile_agreement(trials: pd.DataFrame, *, group: str, rating: str,
     group), the pigeonhole bootstrap, which counts the rating noise of the item means
     twice (`gbstats.alignment.reliability`, module docstring), so it errs wide;
     `benchmarks/group_comparison_calibration.py` records its coverage.
+
+    Where a group's reliability is not positive the corrected r and the ceiling are NaN (not
+    computed); a corrected r above 1 gives a ceiling of 0; the ceilings are bounded to
+    [0, 2]. Each of these is said in an EstimateWarning (gbstats.errors), and
+    `profile_bounds_notes` gives the same sentences for a report (issue 44, case 6).
     """
     for value, name in ((n_boot, "n_boot"), (n_splits, "n_splits"),
                         (n_boot_splits, "n_boot_splits")):
@@ -295,7 +349,35 @@ def finish_comparisons(rows: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     out["p_equivalence_holm"] = holm_equivalence(out)
     out["verdict"] = [verdict(p, q, b, alpha) for p, q, b in
                       zip(out["p_holm"], out["p_equivalence_holm"], out["equivalence_bound"])]
+    # a comparison that was never computed is neither a difference nor "neither shown"
+    # (issue 44, case 5): it says so, with its reason, and is outside its Holm family
+    untested = not_computed(out)
+    if untested.any():
+        reasons = (rows.reset_index(drop=True)["reason"] if "reason" in rows.columns
+                   else pd.Series("", index=out.index)).fillna("")
+        out.loc[untested, "verdict"] = [
+            f"not computed ({r or 'no estimate or p-value'})" for r in reasons[untested]]
     return out[COMPARISON_COLUMNS]
+
+
+def not_computed(table: pd.DataFrame) -> pd.Series:
+    """Rows of a comparison table without an estimate, SE or p-value."""
+    return table["estimate"].isna() | table["se"].isna() | table["p_value"].isna()
+
+
+def holm_family_note(table: pd.DataFrame) -> str:
+    """One sentence: how many tests each Holm family of a finished comparison table holds,
+    and how many comparisons were not computed and are outside it (issue 44, case 5)."""
+    parts = []
+    for family, rows in table.groupby("family", sort=False):
+        missing = int(not_computed(rows).sum())
+        tested = len(rows) - missing
+        part = f"{family}: {tested} test{'s' if tested != 1 else ''}"
+        if missing:
+            part += (f" ({missing} comparison{'s' if missing != 1 else ''} not computed, "
+                     "outside the family)")
+        parts.append(part)
+    return "Holm families: " + "; ".join(parts) + "."
 
 
 def corrected_comparison_rows(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: str,
@@ -320,5 +402,15 @@ def corrected_comparison_rows(item_scores: pd.DataFrame, trials: pd.DataFrame, *
         "primary": primary, "scale": "corrected correlation",
         "estimate": comparison["difference"], "se": comparison["se"],
         "ci_low": comparison["ci_low"], "ci_high": comparison["ci_high"],
-        "p_value": comparison["p_value"], "equivalence_bound": float(equivalence_bound)})
+        "p_value": comparison["p_value"], "equivalence_bound": float(equivalence_bound),
+        "reason": [_no_corrected_reason(rel, a, b) for a, b in
+                   zip(comparison["group_a"], comparison["group_b"])]})
     return rel, raw, rows
+
+
+def _no_corrected_reason(rel: pd.DataFrame, a, b) -> str:
+    """Why a pair has no difference of corrected correlations ('' when it has one)."""
+    by_group = rel.set_index("group")
+    missing = [f"{g}'s reliability {by_group.loc[g, 'reliability']:.3g} is not positive"
+               for g in (a, b) if not np.isfinite(by_group.loc[g, "r_corrected"])]
+    return ("no corrected correlation: " + " and ".join(missing)) if missing else ""

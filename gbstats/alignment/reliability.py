@@ -716,9 +716,68 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
             "ci_method": RAW_CI_METHOD})
     rel_table = pd.DataFrame(rel_rows, columns=RELIABILITY_COLUMNS)
     raw_table = pd.DataFrame(raw_rows, columns=RAW_R_COLUMNS)
+    warn_estimates(reliability_bounds_notes(rel_table))
     comparison = (corrected_comparison_table(rel_table, parts, confidence) if compare
                   else None)
     return rel_table, raw_table, comparison
+
+
+def _g(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def context_words(row, context: Sequence[str]) -> str:
+    """" (a, b)": the values of a row's `context` columns, '' without any."""
+    values = [str(getattr(row, c)) for c in context if hasattr(row, c)]
+    return f" ({', '.join(values)})" if values else ""
+
+
+def reliability_bounds_notes(table: pd.DataFrame, context: Sequence[str] = ()) -> list[str]:
+    """Sentences for the rows of a reliability table (RELIABILITY_COLUMNS) whose numbers
+    leave their range, [] when none does (issue 44, case 5). Nothing is clipped here: the
+    table keeps every value as estimated, and a report prints these sentences beside it.
+
+    - A split-half reliability is a share of variance, in [0, 1]. The Spearman-Brown step
+      2r / (1 + r) of a negative half-correlation is below 0, and below -1 for a half
+      correlation under -1/3 (pure noise in 24 people gave -4.8): such a group's item means
+      hold no reliable differences, and it has no noise ceiling and no corrected r (NaN).
+    - A corrected correlation, or an end of its interval, beyond [-1, 1]: the reliability is
+      too low to divide by; the interval's ends reach +-1 / noise ceiling, the most these
+      data could show, so an end beyond 1 says "anywhere up to 1".
+
+    `context`: columns whose values name a row beside its group (a study's grouping).
+    """
+    notes = []
+    for row in table.itertuples(index=False):
+        where = context_words(row, context)
+        rel = float(row.reliability)
+        if not np.isfinite(rel) or rel <= 0:
+            notes.append(
+                f"Group {row.group}{where}: split-half reliability "
+                f"{_g(rel) if np.isfinite(rel) else 'undefined'}, not in [0, 1]; its item means "
+                "hold no reliable differences at this size, so it has no noise ceiling and no "
+                "corrected correlation (left empty), and no comparison that needs one is "
+                "computed.")
+            continue
+        beyond = [f"{name} {_g(v)}" for name, v in (
+            ("corrected r", row.r_corrected), ("interval end", row.ci_low),
+            ("interval end", row.ci_high)) if np.isfinite(v) and abs(v) > 1]
+        if beyond:
+            notes.append(
+                f"Group {row.group}{where}: {', '.join(beyond)} beyond [-1, 1], because its "
+                f"reliability ({_g(rel)}) is too low to correct by; a correlation cannot "
+                "leave [-1, 1], so read such a value as 'anywhere up to the bound'.")
+    return notes
+
+
+def warn_estimates(notes: Sequence[str], stacklevel: int = 3) -> None:
+    """Each sentence of `notes` as an EstimateWarning (gbstats.errors)."""
+    import warnings
+
+    from gbstats.errors import EstimateWarning
+
+    for note in notes:
+        warnings.warn(note, EstimateWarning, stacklevel=stacklevel)
 
 
 def below_calibrated_design(n_items: int, raters_per_item: float) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gbstats.alignment.group_comparison import VERDICT_NOTE
+from gbstats.alignment.group_comparison import VERDICT_NOTE, not_computed, profile_bounds_notes
+from gbstats.alignment.reliability import reliability_bounds_notes
 from gbstats.data.registry import load_dataset
 from gbstats.mixed.fitting import fit_warnings, fit_with_twin, reused_fits_note
 from gbstats.report.table_grammar import correlation_caps
@@ -13,6 +14,7 @@ from studies.name_gender import comparison as C
 from studies.name_gender import human as H
 from studies.name_gender import model_side as M
 from studies.name_gender import presentation as P
+from studies.name_gender import verdicts as V
 from studies.name_gender.stimuli import DEFAULT_VARIANT, exp3_prompt_variants, pronoun_prompts
 
 PRODUCTION = (1, 3)
@@ -104,6 +106,7 @@ def fit(run, state):
                 fits = run.record_fits(f"model side: {mirror.key} (twin)",
                                        {**fits, "pymc": H.rename_terms(twin["pymc"], back)})
             model_fits[mirror.key] = fits
+            run.warn(parity_warnings(mirror, rows, tables))
         for exp in PRODUCTION:
             rows, contrasts = M.earlier_rows(scored, tables, exp)
             for label, formula in (("(1 | frame)", M.EARLIER_FORMULA),
@@ -137,6 +140,23 @@ def fit(run, state):
     record_twins(run, human)
     return {**state, "human": human, "like": like, "model_fits": model_fits,
             "earlier_fits": earlier_fits, "alignment_fits": alignment_fits}
+
+
+# the same grouping factor under each side's name (gbstats.mixed.design.grouping_parity)
+COUNTERPARTS = (("frame", "Story"), ("frame_condition", "StoryCondition"),
+                ("first_name", "FirstName"), ("name_unit", "NameUnit"), ("item_key", "Item"))
+
+
+def parity_warnings(mirror, model_rows: pd.DataFrame, tables: dict) -> list[str]:
+    """The design check across the sides: a grouping factor one side's formula has and the
+    other's data hold but its formula leaves out (issue 40: Exp 3's stories)."""
+    from gbstats.mixed.design import grouping_parity
+
+    spec = next(s for s in H.LIKE_FOR_LIKE_MODELS if s.key == mirror.people_key)
+    people = H.experiment_frame(tables[f"exp{mirror.experiment}"])
+    return [f"{mirror.key} (model) vs {spec.key} (people): {w}" for w in grouping_parity(
+        {"model": (mirror.formula, model_rows), "people": (spec.formula, people)},
+        COUNTERPARTS)]
 
 
 def glmm_rows(grouped: pd.DataFrame) -> pd.DataFrame:
@@ -251,6 +271,7 @@ def tables(run, state):
         out["response_coverage"] = C.coverage_table(scored)
         out["effects"] = C.effects(state["human"], state["like"], state["model_fits"],
                                    state["tables"])
+        out["effect_differences"] = C.effect_differences(state["tables"], scored)
         out["model_side_models"] = C.model_side_models(state["model_fits"])
         out["first_name_term"] = first_name_term(state["earlier_fits"])
         out["item_correlations"] = A.item_correlations(state["items"])
@@ -280,80 +301,36 @@ def fmt_p(p: float) -> str:
     return "< .001" if p < 0.001 else f"= {p:.3f}".replace("0.", ".", 1)
 
 
-def clear(row) -> bool:
-    """The effect's 95% interval excludes 0."""
-    return row["ci_low"] > 0 or row["ci_high"] < 0
-
-
-def pattern_verdict(people, model) -> str:
-    """Whether the model shows people's effect, in words (both effects population-averaged
-    log-odds with 95% intervals): "clear" is an interval that excludes 0, and the sizes
-    are compared by whether the intervals overlap."""
-    if not clear(people):
-        if clear(model):
-            return ("**The model shows an effect that people do not** (people's interval "
-                    "includes 0).")
-        return "Neither people nor the model show a clear effect (both intervals include 0)."
-    same_sign = np.sign(model["estimate"]) == np.sign(people["estimate"])
-    if not clear(model):
-        return ("**The model does not show the people's pattern**: its interval includes 0.")
-    if not same_sign:
-        return "**The model does not show the people's pattern**: its effect goes the other way."
-    if model["ci_low"] <= people["ci_high"] and people["ci_low"] <= model["ci_high"]:
-        return "The model shows the people's pattern, with an interval that overlaps people's."
-    ratio = abs(model["estimate"]) / abs(people["estimate"])
-    return ("The model shows the direction of the people's pattern, "
-            + (f"more strongly ({ratio:.1f} times people's effect)." if ratio > 1
-               else f"but more weakly ({ratio:.0%} of people's effect)."))
-
-
-def effect_pair(eff: pd.DataFrame, exp: int, mirror: str, effect: str):
-    """(people like for like, model) rows of one population-averaged effect."""
-    sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror) & (eff["effect"] == effect)
-              & (eff["scale"] == "population-averaged")].set_index("source")
-    return sel.loc[C.EFFECT_SOURCES["like_for_like"]], sel.loc[C.EFFECT_SOURCES["model"]]
-
-
 def condition_sentences(out) -> list[str]:
-    """Where the model does and does not show the people's condition pattern, read off
-    `response_shares` and `effects`."""
+    """The people's and the model's condition pattern, each verdict read off its test of
+    the difference (`effect_differences`, studies/name_gender/verdicts.py)."""
     shares = out["response_shares"]
     two = shares[shares["option_set"] == M.OPTION_SET_LABELS["two_way"]].set_index(
         ["experiment", "condition"])
-    eff = out["effects"]
+    tests = out["effect_differences"]
     lines = []
     for exp in PRODUCTION:
         people = " / ".join(f"{two.loc[(exp, c), 'people_share']:.2f}" for c in C.CONDITIONS)
         model = " / ".join(f"{two.loc[(exp, c), 'model_share']:.2f}" for c in C.CONDITIONS)
         mirror = "m_cond" if exp == 1 else "m_noOther"
-        said = []
-        for effect, words in (("last minus first and full",
-                               "Last name minus the mean of first and full"),
-                              ("full minus first", "Full name minus first name")):
-            p, m = effect_pair(eff, exp, mirror, effect)
-            said.append(f"{words}: people {row_ci(p)}, model {row_ci(m)}. "
-                        f"{pattern_verdict(p, m)}")
         lines.append(
             f"- **Exp {exp}, P(she | he or she) after a first / full / last name.** People "
-            f"{people}; the model {model}. Population-averaged log-odds of she. "
-            + " ".join(said))
+            f"{people}; the model {model}. Population-averaged log-odds of she, people minus "
+            "the model tested (table effect_differences). "
+            + " ".join(V.condition_tests(tests, exp, mirror)))
     return lines
 
 
 def rating_sentences(out) -> list[str]:
-    eff = out["effects"]
+    """The rating slope and its change between conditions, people beside the model, each
+    verdict read off its test (table effect_differences); the mixed models' conditional and
+    population-averaged slopes are in table effects."""
+    tests = out["effect_differences"]
     lines = []
     for exp, mirror in ((1, "m_nameGender"), (3, "m_noOther")):
-        sel = eff[(eff["experiment"] == exp) & (eff["model"] == mirror)
-                  & (eff["effect"] == "rating slope (per point)")].set_index(["source", "scale"])
-        said = {side: "; ".join(f"{scale} {row_ci(sel.loc[(C.EFFECT_SOURCES[src], scale)])}"
-                                for scale in ("conditional", "population-averaged"))
-                for side, src in (("People", "like_for_like"), ("Model", "model"))}
-        verdict = pattern_verdict(*effect_pair(eff, exp, mirror, "rating slope (per point)"))
         lines.append(
-            f"- **Exp {exp}, the first name's gender rating** (log-odds of she among he/she per "
-            f"point). People: {said['People']}. Model: {said['Model']}. Population-averaged: "
-            f"{verdict}")
+            f"- **Exp {exp}, the first name's gender rating** (population-averaged log-odds "
+            "of she among he/she, per point). " + " ".join(V.rating_tests(tests, exp, mirror)))
     return lines
 
 
@@ -476,7 +453,8 @@ def human_model_tables(report, out, state) -> None:
 
 
 def report(run, report, out):
-    from studies.name_gender.plots import people_vs_model_figure, rating_figure
+    from studies.name_gender.plots import (people_vs_model_figure, rating_figure,
+                                           write_effects_figure)
 
     state = out["state"]
     model = run.args.model if run.wants_model else "none"
@@ -553,6 +531,7 @@ def report(run, report, out):
                             "Effects at the centred rating; the slope averaged over conditions "
                             "as the authors' coding centres them; Wald z intervals (the model's "
                             "own t intervals, table model_side_models, are a little wider)."])
+        V.differences_table(report, out["effect_differences"], model)
         options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
         mirrors = P.mirror_columns(state["model_fits"], M.MIRRORS)
         report.model_table("model_side_models", mirrors,
@@ -575,12 +554,15 @@ def report(run, report, out):
                                   "Without the first-name term each prompt counts as "
                                   "independent evidence about a property of 21 first names "
                                   "(pseudo-replication); the design check fires on that model."])
+        write_effects_figure(report, out["effects"], model)
         report.figure("people_vs_model", people_vs_model_figure(out["model_items"]),
                       "P(she | he or she) per name item: people (Wilson 95% intervals) against "
                       "the model, by experiment and condition; the diagonal is equality")
         report.figure("she_by_rating", rating_figure(out["model_items"]),
                       "P(she | he or she) against the first name's gender rating, people and "
-                      "the model, by experiment and condition; dashed line: the scale's midpoint")
+                      "the model, one point per first name (its items pooled), by experiment "
+                      "and condition (Exp 1's last names show no first name: no panel); "
+                      "dashed line: the scale's midpoint")
         if "prompt_sensitivity" in out:
             report.table("prompt_sensitivity", P.prompt_view(out["prompt_sensitivity"]),
                          "Exp 3: the model's P(she) under four prompt layouts, and how far it "
@@ -626,7 +608,8 @@ def report(run, report, out):
                             "model's correlations with the two groups can differ; same, at 95% "
                             "low: at the interval's lower end.",
                             "Interval: two-way bootstrap (items, people within group), "
-                            "percentile; it errs wide."])
+                            "percentile; it errs wide."]
+                     + profile_bounds_notes(out["profile_agreement"], ("experiment",)))
         comp = out["group_comparison"]
         shown = comp.assign(primary=comp["primary"].map({True: "yes", False: "no"}))
         report.table("group_comparison", P.comparison_view(comp),
@@ -639,8 +622,10 @@ def report(run, report, out):
                             "corrected-r scale (none for the GLMM rows).",
                             "Test: the experiment, and the condition where not all. Tests per family: "
                             + "; ".join(
-                                f"{P.FAMILY_WORDS.get(f, f)} {int(n)}" for f, n in
-                                comp.groupby("family", sort=False)["family_size"].first().items())
+                                f"{P.FAMILY_WORDS.get(f, f)} {int((~not_computed(rows)).sum())}"
+                                + (f" ({int(not_computed(rows).sum())} not computed, outside "
+                                   "it)" if not_computed(rows).any() else "")
+                                for f, rows in comp.groupby("family", sort=False))
                             + "; p (Holm) within each family.",
                             "Corrected-r rows: men's corrected correlation minus non-male "
                             "participants'; z test, items resampled jointly, people within group.",
@@ -654,7 +639,10 @@ def report(run, report, out):
                             "each): the equivalence claim at a true difference equal to the "
                             "bound 1.0% (Exp 1) and 2.0% (Exp 3); the primary test at equal "
                             "alignment 4.0% (Exp 1) and 9.0% (Exp 3, where each person saw 7 of "
-                            "63 items: liberal)."])
+                            "63 items: liberal)."]
+                     + [f"Exp {r.experiment}, {r.condition}: {r.group_a} vs {r.group_b}: "
+                        f"{r.verdict}." for r in comp[not_computed(comp)].itertuples()
+                        if str(r.verdict).startswith("not computed")])
         rel = out["group_reliability"]
         shown = rel.assign(
             below_calibrated_design=rel["below_calibrated_design"].map({True: "yes", False: "no"}))
@@ -662,10 +650,12 @@ def report(run, report, out):
             "Each group: reliability of its item shares, noise ceiling, raw and corrected "
             "correlation with the model", record=shown, groups="heading", labels=P.VIEW_LABELS,
             settings=["below_calibrated_design"], kinds={"n_participants": "count"},
-            caps=correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
+            caps={**correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
+                  "reliability": (0.0, 1.0)},
             notes=["Items: name x condition; ratings: she (1) or he (0) per response.",
                    "Corrected r = r / noise ceiling; interval by test inversion on Fisher z "
-                   "and log reliability (README, 'Which alignment number to cite')."])
+                   "and log reliability (README, 'Which alignment number to cite')."]
+            + reliability_bounds_notes(rel, ("experiment", "condition")))
         glmms = P.alignment_columns(state["alignment_fits"])
         report.model_table("alignment_glmm", glmms,
                            "Alignment GLMM: does each group's choice of she follow the model's "
@@ -701,8 +691,12 @@ def report(run, report, out):
             report.result(name, out[name])
     if state["human"] and "model_items" not in out:
         report.figure("she_by_rating", rating_figure(None, state["tables"]),
-                      "People's P(she | he or she) against the first name's gender rating, by "
-                      "experiment and condition; dashed line: the scale's midpoint")
+                      "People's P(she | he or she) against the first name's gender rating, one "
+                      "point per first name (its items pooled), by experiment and condition "
+                      "(Exp 1's last names show no first name: no panel); dashed line: the "
+                      "scale's midpoint")
+        write_effects_figure(report, C.effects(state["human"], state["like"], {},
+                                               state["tables"]), None)
 
 
 def they_notes(table: pd.DataFrame) -> list[str]:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+import numpy as np
+
 from gbstats.alignment.group_comparison import VERDICT_NOTE
 from gbstats.report.table_grammar import correlation_caps
 from studies.singular_they.analysis import ITEM_SETS, usable_groupings
@@ -187,7 +189,32 @@ def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
                                  else out["p_equivalence"])
     out["verdict"] = [verdict(p, q, EQUIVALENCE_BOUND) for p, q in
                       zip(holm, out["p_equivalence_holm"])]
+    # a pair without a corrected r on one side was never tested (issue 44, case 5): it says
+    # so, with the reason, instead of "neither shown"
+    missing = out["difference"].isna() | out["se"].isna() | out["p_value"].isna()
+    for pos in np.flatnonzero(missing.to_numpy()):
+        row = out.iloc[pos]
+        why = [f"{row[g]} has no corrected r (reliability not positive)"
+               for g, r in (("group_a", "r_corrected_a"), ("group_b", "r_corrected_b"))
+               if r in row.index and not np.isfinite(row[r])]
+        out.iloc[pos, out.columns.get_loc("verdict")] = (
+            f"not computed ({'; '.join(why) or 'no estimate or p-value'})")
     return out
+
+
+def comparison_notes(table: pd.DataFrame) -> list[str]:
+    """How many tests each Holm family of the corrected comparisons holds, and which pairs
+    were not computed (gbstats.alignment.group_comparison.holm_family_note)."""
+    from gbstats.alignment.group_comparison import holm_family_note
+
+    if table.empty:
+        return []
+    family = [corrected_comparison_family(row) for _, row in table.iterrows()]
+    notes = [holm_family_note(table.assign(family=family, estimate=table["difference"]))]
+    for row in table[table["verdict"].str.startswith("not computed")].itertuples():
+        notes.append(f"{row.group_a} vs {row.group_b} ({row.grouping}, {row.item_set} items): "
+                     f"{row.verdict}.")
+    return notes
 
 
 def profile_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, seed: int,
@@ -288,6 +315,8 @@ def fit_rq2(run, s) -> None:
 
 def report_rq2(report, s) -> None:
     """RQ2: the corrected views first, then the paper's raw-r analysis."""
+    from gbstats.alignment.group_comparison import profile_bounds_notes
+    from gbstats.alignment.reliability import reliability_bounds_notes
     from studies.singular_they import presentation as V
 
     simulated = s.simulated
@@ -315,14 +344,16 @@ def report_rq2(report, s) -> None:
                  "Reliability of each group's item means and the model's attenuation-corrected "
                  "correlation with them", labels=V.RELIABILITY_LABELS, groups="heading",
                  record=s.group_reliability, simulated=simulated, digits=3,
-                 caps=correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
+                 caps={**correlation_caps("r", "r_corrected", "ci_low", "ci_high"),
+                       "reliability": (0.0, 1.0)},
                  notes=["r: Pearson's r of the model's surprisal (bits) with the group's mean "
                         "rating per item; noise ceiling: the square root of the reliability; "
                         "corrected r = r / noise ceiling, its SE and 95% interval from the "
                         "Fisher z of r and the log reliability (variance components: items and "
                         "people). The "
                         "estimand is the correlation over the population of items; for this "
-                        "fixed item set the interval is conservative."] + notes)
+                        "fixed item set the interval is conservative."] + notes
+                 + reliability_bounds_notes(s.group_reliability, ("grouping", "item_set")))
     report.table("corrected_comparisons",
                  V.corrected_comparisons_view(s.corrected_comparisons, s.group_reliability),
                  "Equal alignment? (the primary test) Differences between two groups' "
@@ -335,19 +366,24 @@ def report_rq2(report, s) -> None:
                         "within each grouping (both item sets). Equivalence: two one-sided "
                         f"tests at ±{EQUIVALENCE_BOUND:.2f}, Holm within the same family (the "
                         "SE, z statistic, unadjusted p and smallest provable bound are in "
-                        "results.json).", VERDICT_NOTE])
+                        "results.json).", VERDICT_NOTE]
+                 + comparison_notes(s.corrected_comparisons))
     report.table("group_profile_agreement", V.profile_agreement_view(s.profile_agreement,
                                                                      s.group_reliability),
                  "The ceiling of each comparison: how closely two groups' item profiles agree",
                  labels=V.PROFILE_LABELS, groups="heading", record=s.profile_agreement,
                  simulated=simulated, digits=3,
-                 caps=correlation_caps("r_profiles", "r_profiles_corrected", "ci_low", "ci_high"),
+                 caps={**correlation_caps("r_profiles", "r_profiles_corrected", "ci_low",
+                                          "ci_high"),
+                       "max_alignment_difference": (0.0, 2.0),
+                       "max_alignment_difference_upper": (0.0, 2.0)},
                  notes=["Corrected r: the r of the two groups' item means divided by "
                         "sqrt(reliability of the first x reliability of the second); largest "
                         "possible difference: sqrt(2 (1 - corrected r)), the most any model's "
                         "alignment with the two groups can differ, and its value at the "
                         "interval's lower end; two-way bootstrap percentile interval (items, "
-                        "people within group), which errs wide."])
+                        "people within group), which errs wide."]
+                 + profile_bounds_notes(s.profile_agreement, ("grouping", "item_set")))
     report.table("size_matched_comparisons",
                  V.size_matched_view(s.size_matched, s.group_reliability),
                  "Size-matched comparisons: raw correlations with every group subsampled to "

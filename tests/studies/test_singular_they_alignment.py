@@ -156,4 +156,6 @@ def test_holm_families_keeps_its_columns_when_no_row_has_a_p_value():
                           "p_value": [float("nan")]})
     out = AL.with_equivalence(AL.holm_families(table, AL.corrected_comparison_family))
     assert out["p_holm"].isna().all() and out["family"].tolist() == [""]
-    assert out["verdict"].tolist()[0].startswith("no evidence")
+    # never tested, so neither a difference nor "no evidence either way" (issue 44, case 5)
+    assert out["verdict"].tolist()[0].startswith("not computed (")
+    assert "not computed, outside the family" in AL.comparison_notes(out)[0]
