@@ -21,7 +21,7 @@ inches: ONE_COLUMN (3.5 in) or TWO_COLUMN (7 in), the widths of a two-column jou
 and when they are, the title begins with SIMULATED where the eye lands.
 
 `save_png_and_pdf` writes the figure as PNG and as a PDF beside it (a paper wants the vector
-file, a report the PNG).
+file, a report the PNG); `report_effects_figure` does the same into a study's report.
 """
 from __future__ import annotations
 
@@ -142,7 +142,10 @@ def effects_figure(effects: pd.DataFrame, *, simulated: bool, title: str,
                 one = part[part["side"] == side]
                 if one.empty:
                     continue
-                y = one["label"].map(order).to_numpy(dtype=float) + SIDE_OFFSET[side]
+                # a panel with one side only draws it on its label's row
+                alone = part["side"].nunique() == 1
+                y = (one["label"].map(order).to_numpy(dtype=float)
+                     + (0.0 if alone else SIDE_OFFSET[side]))
                 est = one["estimate"].to_numpy(dtype=float)
                 lo, hi = one["ci_lo"].to_numpy(dtype=float), one["ci_hi"].to_numpy(dtype=float)
                 has = np.isfinite(lo) & np.isfinite(hi)
@@ -158,10 +161,8 @@ def effects_figure(effects: pd.DataFrame, *, simulated: bool, title: str,
             ax.grid(axis="x", alpha=0.3)
             if panel:
                 ax.set_title(panel, loc="left", fontsize=9)
-        axes[-1].set_xlabel(xlabel)
-        if not sharex:
-            for ax in axes[:-1]:
-                ax.set_xlabel(xlabel)
+        for ax in (axes if not sharex else axes[-1:]):
+            ax.set_xlabel(xlabel, fontsize=9)
         handles = [ax.plot([], [], linestyle="-", markersize=5, lw=1.4,
                            label=f"{words[side]} (95% interval)", **SIDE_STYLE[side])[0]
                    for side in present]
@@ -183,6 +184,20 @@ def save_png_and_pdf(fig, path: str | os.PathLike) -> tuple[Path, Path]:
     png = savefig(fig, path)
     pdf = savefig(fig, path.with_suffix(".pdf"))
     return png, pdf
+
+
+def report_effects_figure(report, name: str, effects: pd.DataFrame, caption: str, *,
+                          simulated: bool, title: str, xlabel: str, width: float = ONE_COLUMN,
+                          **options) -> Path:
+    """Draw the effects figure and add it to `report` (a StudyReport) as figures/<name>.png
+    with figures/<name>.pdf beside it; the name must say "effects", so that a reader (and a
+    check) finds the headline figure of every study under one word."""
+    if "effects" not in name:
+        raise ValueError(f"effects figure {name!r}: its name must contain 'effects' "
+                         "(e.g. 'name_gender_effects')")
+    fig = effects_figure(effects, simulated=simulated, title=title, xlabel=xlabel, width=width,
+                         **options)
+    return report.figure(name, fig, caption, simulated=simulated, pdf=True)
 
 
 def _wrap(text: str, characters: int) -> str:

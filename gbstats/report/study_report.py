@@ -57,6 +57,7 @@ class StudyReport:
         self.presented: dict[str, PresentedTable] = {}
         self.table_paths: list[Path] = []
         self.figure_paths: list[Path] = []
+        self.figure_records: list[dict] = []
         self.exclusion_records: list[dict] = []
         self.warning_list: list[str] = []
         self.twin_records: dict[str, dict] = {}
@@ -176,26 +177,37 @@ class StudyReport:
         """A top-level entry of results.json besides "tables" (records or a mapping), for
         the results a program reads by name (e.g. name_gender's `group_comparison`)."""
         reserved = {"provenance", "tables", "study", "title", "simulated", "exclusions",
-                    "warnings", "bayes_twins"}
+                    "warnings", "bayes_twins", "figures"}
         if name in reserved or name in self.extra_results:
             raise ValueError(f"results.json entry {name!r} is taken; choose another name")
         self.extra_results[name] = value
 
     def figure(self, name: str, fig, caption: str, simulated: bool | None = None,
-               **savefig_options) -> Path:
-        """Write figures/<name>.png (see gbstats.report.figures.savefig) and show it in report.md."""
+               pdf: bool = False, **savefig_options) -> Path:
+        """Write figures/<name>.png (see gbstats.report.figures.savefig) and show it in report.md;
+        with `pdf`, figures/<name>.pdf beside it too (the vector file a paper wants), linked
+        under the figure. results.json lists every figure under "figures" (name, caption,
+        files, simulated)."""
         from gbstats.report.figures import figure_style, savefig
 
         self._check_name(name, "figure", {p.stem for p in self.figure_paths})
-        if self.simulated if simulated is None else simulated:
+        simulated = self.simulated if simulated is None else simulated
+        if simulated:
             title = fig.get_suptitle()
             with figure_style():
                 fig.suptitle(self._mark(title, True) if title else f"{SIMULATED} data")
         caption = self._mark(caption, simulated)
         path = savefig(fig, self.out_dir / "figures" / f"{name}.png", **savefig_options)
+        files = [f"figures/{name}.png"]
+        if pdf:
+            savefig(fig, path.with_suffix(".pdf"), **savefig_options)
+            files.append(f"figures/{name}.pdf")
+        also = f" ([PDF](figures/{name}.pdf))" if pdf else ""
         self.blocks.append(f"![{CONTROL_CHARS.sub(' ', caption)}](figures/{name}.png)\n\n"
-                           f"*Figure: {caption}*\n")
+                           f"*Figure: {caption}*{also}\n")
         self.figure_paths.append(path)
+        self.figure_records.append({"name": name, "caption": caption, "files": files,
+                                    "simulated": bool(simulated)})
         return path
 
     def exclusions(self, log, heading: str = "Exclusions",
@@ -318,7 +330,8 @@ class StudyReport:
             self.out_dir / "results.json", provenance, self.tables,
             extra={"study": self.study, "title": self.title, "simulated": self.simulated,
                    "exclusions": self.exclusion_records, "warnings": self.warning_list,
-                   "bayes_twins": self.twin_records, **self.extra_results})
+                   "bayes_twins": self.twin_records, "figures": self.figure_records,
+                   **self.extra_results})
         return {"report": report, "results": results, **appendix["paths"],
                 **{f"table:{p.stem}": p for p in self.table_paths},
                 **{f"figure:{p.stem}": p for p in self.figure_paths}}

@@ -125,3 +125,76 @@ def test_one_side_only_draws_and_says_so():
     fig = _draw(people[people["side"] == "people"])
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["people (95% interval)"]
     assert fig.axes[0].get_title(loc="left") == ""
+
+
+def test_a_study_report_gets_the_png_the_pdf_and_a_record(tmp_path):
+    import json
+
+    from gbstats.report.effects_figure import report_effects_figure
+    from gbstats.report.study_report import StudyReport
+
+    report = StudyReport("demo", tmp_path, "Demo")
+    png = report_effects_figure(report, "demo_effects", _effects(), "Headline effects",
+                                simulated=True, title="Headline effects", xlabel="log-odds")
+    assert png.exists() and png.with_suffix(".pdf").exists()
+    report.write({"study": "demo"})
+    text = (tmp_path / "report.md").read_text()
+    assert "![SIMULATED: Headline effects](figures/demo_effects.png)" in text
+    assert "[PDF](figures/demo_effects.pdf)" in text
+    record, = json.loads((tmp_path / "results.json").read_text())["figures"]
+    assert record == {"name": "demo_effects", "caption": "SIMULATED: Headline effects",
+                      "files": ["figures/demo_effects.png", "figures/demo_effects.pdf"],
+                      "simulated": True}
+    with pytest.raises(ValueError, match="must contain 'effects'"):
+        report_effects_figure(report, "headline", _effects(), "x", simulated=False,
+                              title="t", xlabel="x")
+
+
+# --- a report folder's figures read back (gbstats.report.report_figures) --------------------
+
+def _report_with_figures(tmp_path, simulated=False):
+    from gbstats.report.effects_figure import report_effects_figure
+    from gbstats.report.study_report import StudyReport
+
+    report = StudyReport("demo", tmp_path, "Demo", simulated=simulated)
+    report_effects_figure(report, "demo_effects", _effects(), "Headline effects",
+                          simulated=simulated, title="Headline effects", xlabel="log-odds")
+    report.write({"study": "demo"})
+    return tmp_path
+
+
+def test_a_good_report_folder_has_no_figure_problems(tmp_path):
+    from gbstats.report.report_figures import figure_problems
+
+    assert figure_problems(_report_with_figures(tmp_path)) == []
+
+
+def test_blank_broken_unlisted_and_pdfless_figures_are_found(tmp_path):
+    from gbstats.report.report_figures import figure_problems
+
+    out = _report_with_figures(tmp_path)
+    figures = out / "figures"
+    Image.new("RGB", (700, 500), "white").save(figures / "blank.png")
+    (figures / "broken.png").write_bytes(b"not an image")
+    (figures / "demo_effects.pdf").unlink()
+    problems = figure_problems(out)
+    assert any(p.startswith("blank.png: blank") for p in problems)
+    assert any(p.startswith("broken.png: does not open") for p in problems)
+    assert "demo_effects.png: an effects figure without its PDF beside it" in problems
+    assert "blank.png: not shown in report.md" in problems
+    assert "blank.png: not listed in results.json's figures" in problems
+    assert "results.json lists figures/demo_effects.pdf, which does not exist" in problems
+
+
+def test_a_simulated_figure_whose_caption_hides_it_is_found(tmp_path):
+    import json
+
+    from gbstats.report.report_figures import figure_problems
+
+    out = _report_with_figures(tmp_path, simulated=True)
+    assert figure_problems(out) == []
+    results = json.loads((out / "results.json").read_text())
+    results["figures"][0]["caption"] = "Headline effects"
+    (out / "results.json").write_text(json.dumps(results))
+    assert figure_problems(out) == ["demo_effects: simulated, but its caption does not say "
+                                    "SIMULATED"]
