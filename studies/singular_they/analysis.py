@@ -159,30 +159,83 @@ def surprisal_by_type(scored: pd.DataFrame, value: str = "surprisal",
     return table
 
 
-def adjusted_surprisal(surprisal: pd.Series) -> pd.Series:
-    """A constant minus surprisal, so that higher means more natural (as the paper plots).
+# The antecedent types every frame carries (the within-item design); the inanimate
+# controls are sentences of their own, so between items.
+WITHIN_TYPES = [t for t in ANTECEDENT_TYPES if t != "inanimate"]
 
-    The constant is the largest observed surprisal rounded up to a whole bit,
-    which keeps every adjusted value non-negative; it is reported with the figure.
+
+def surprisal_within_items(scored: pd.DataFrame, value: str = "surprisal",
+                           item: str = "frame") -> pd.DataFrame:
+    """Mean `value` per antecedent type with 95% within-item intervals.
+
+    Every frame carries all eight animate antecedent types, so the types are compared
+    within items, and a between-item interval (surprisal_by_type's) mixes in how much the
+    frames differ from each other, which no comparison of types is about. The intervals
+    here are Cousineau's (2005) normalisation with Morey's (2008) correction: each frame's
+    values are moved by (grand mean - the frame's mean), and the t-interval of the
+    normalised values is widened by sqrt(M / (M - 1)) for the M types within a frame
+    (Morey, R. D. (2008). Confidence intervals from normalized data: A correction to
+    Cousineau (2005). Tutorials in Quantitative Methods for Psychology, 4(2), 61-64).
+    Frames that lack a type are left out of the normalisation (n says how many frames
+    remain). The inanimate controls are other sentences, so their interval stays a
+    between-item t-interval; `interval` says which each row has.
     """
-    return float(np.ceil(surprisal.max())) - surprisal
+    from scipy import stats
+
+    within = scored[scored["antecedent_type"].isin(WITHIN_TYPES)].dropna(subset=[value])
+    wide = within.pivot_table(index=item, columns="antecedent_type", values=value,
+                              aggfunc="mean")
+    types = [t for t in WITHIN_TYPES if t in wide.columns]
+    wide = wide[types].dropna()
+    rows = []
+    if len(types) >= 2 and len(wide) >= 2:
+        m, n = len(types), len(wide)
+        normalised = wide.sub(wide.mean(axis=1), axis=0) + wide.to_numpy().mean()
+        correction = np.sqrt(m / (m - 1))
+        t = stats.t.ppf(0.975, n - 1)
+        for kind in types:
+            half = t * normalised[kind].std(ddof=1) / np.sqrt(n) * correction
+            mean = wide[kind].mean()
+            rows.append({"antecedent_type": kind, "label": ANTECEDENT_LABELS[kind], "n": n,
+                         "mean": mean, "ci_low": mean - half, "ci_high": mean + half,
+                         "interval": "within items"})
+    between = surprisal_by_type(scored[scored["antecedent_type"] == "inanimate"], value)
+    rows += [{**r, "interval": "between items"} for r in between.to_dict("records")]
+    return pd.DataFrame(rows, columns=["antecedent_type", "label", "n", "mean", "ci_low",
+                                       "ci_high", "interval"])
 
 
 def plot_by_type(summary: pd.DataFrame, ylabel: str, title: str):
-    from gbstats.report.figures import new_figure
+    """Mean per antecedent type with its interval (surprisal_within_items): the four types
+    of the closeness x gender model in one colour, the others in another, the between-item
+    control in open markers, each in the legend."""
+    from matplotlib.lines import Line2D
 
-    fig, ax = new_figure(width=8, height=4.5)
-    x = np.arange(len(summary))
-    # The four conditions of the closeness x gender model stand out in colour.
-    colours = ["#2f6690" if t in BOLD_TYPES else "#a9bcd0" for t in summary["antecedent_type"]]
-    ax.bar(x, summary["mean"], color=colours, edgecolor="black", linewidth=0.6)
-    ax.errorbar(x, summary["mean"],
-                yerr=[summary["mean"] - summary["ci_low"], summary["ci_high"] - summary["mean"]],
-                fmt="none", ecolor="black", capsize=3, linewidth=1)
-    ax.set_xticks(x, summary["label"], rotation=30, ha="right")
-    ax.set_xlabel("antecedent type")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    from gbstats.report.figures import OKABE_ITO, figure_style, new_figure
+
+    fig, ax = new_figure(width=7.0, height=3.8)
+    with figure_style():
+        x = np.arange(len(summary))
+        for k, row in enumerate(summary.itertuples()):
+            colour = OKABE_ITO[3] if row.antecedent_type in BOLD_TYPES else OKABE_ITO[0]
+            between = getattr(row, "interval", "") == "between items"
+            ax.errorbar(k, row.mean, yerr=[[row.mean - row.ci_low], [row.ci_high - row.mean]],
+                        fmt="s" if between else "o", ms=6, color=colour, capsize=3, lw=1.2,
+                        markerfacecolor="white" if between else colour)
+        ax.set_xticks(x, summary["label"], rotation=30, ha="right")
+        ax.set_xlabel("antecedent type")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        handles = [Line2D([], [], color=OKABE_ITO[3], marker="o", ls="none",
+                          label="in the closeness × gender model"),
+                   Line2D([], [], color=OKABE_ITO[0], marker="o", ls="none",
+                          label="other antecedent types"),
+                   Line2D([], [], color="0.3", marker="o", ls="-",
+                          label="95% within-item interval (Morey 2008)")]
+        if "interval" in summary and (summary["interval"] == "between items").any():
+            handles.append(Line2D([], [], color="0.3", marker="s", markerfacecolor="white",
+                                  ls="-", label="95% between-item interval (other sentences)"))
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
 

@@ -18,6 +18,7 @@ from studies.singular_they import alignment as AL
 from studies.singular_they import analysis as A
 from studies.singular_they import presentation as V
 from studies.singular_they import published as P
+from studies.singular_they.plots import write_effects_figure
 from studies.singular_they.stimuli import (CAMILLIERE, CORRECTIONS_FILE, GBSTATS_FRAMES,
                                            STIMULI_DIR, STIMULI_VERSION, choose_text,
                                            load_stimuli, select_stimuli)
@@ -237,16 +238,17 @@ def report(run, report, s) -> None:
                  labels=V.SURPRISAL_LABELS, decimals={"mean": 2, "ci": 2},
                  notes=["Mean surprisal in bits over the items of each type, with its 95% "
                         "t-interval."])
-    constant = float(scored["surprisal"].max().__ceil__())
-    adjusted = A.surprisal_by_type(scored.assign(adjusted=A.adjusted_surprisal(scored["surprisal"])),
-                                   value="adjusted")
-    report.figure("surprisal_adjusted", A.plot_by_type(
-        adjusted, f"{constant:.0f} - surprisal (bits); higher = more natural",
-        f"{lm.name}: adjusted surprisal of the target form"),
-        f"Adjusted surprisal ({constant:.0f} bits minus surprisal) by antecedent type, 95% CIs")
-    report.figure("surprisal_unadjusted", A.plot_by_type(
-        by_type, "surprisal (bits)", f"{lm.name}: surprisal of the target form"),
-        "Surprisal of the target form by antecedent type, 95% CIs")
+    # one figure, in bits: a "constant minus surprisal" twin of it (the paper's) showed the
+    # same numbers shifted by an arbitrary constant, so its bar lengths meant nothing
+    within = A.surprisal_within_items(scored)
+    report.figure("surprisal_by_type", A.plot_by_type(
+        within, "surprisal of the target form (bits)",
+        f"{described_as(lm.name, lm.model_id)}: surprisal of the target form by antecedent type"),
+        "Surprisal of the target form by antecedent type, mean over items with 95% "
+        f"within-item intervals ({int(within['n'].max())} frames carry all eight animate "
+        "types; Cousineau's normalisation with Morey's 2008 correction); the inanimate "
+        "controls are other sentences, so their interval is between items; lower is more "
+        "expected")
     n_bold = int(A.close_gendered_rows(scored).shape[0])
     report.model_table("lmm_close_gendered_paper_scale", V.engine_models(s.paper_fits),
                        "Surprisal (nats) of the they-form by gender marking and closeness, "
@@ -301,6 +303,8 @@ def report(run, report, s) -> None:
                             "higher. The model's regression is Watson et al.'s (surprisal in "
                             "nats, +1/−1 in the data), people's the sum-coded model of ratings; "
                             "compare signs and patterns, not sizes."])
+        write_effects_figure(report, both, described_as(lm.name, lm.model_id),
+                             simulated=simulated)
 
 
 # Issue 31 (reviewer point 6): the two sides measure different things, said once, plainly.

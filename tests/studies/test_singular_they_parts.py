@@ -159,9 +159,48 @@ def test_surprisal_by_type_on_hand_data():
     assert np.isnan(out.loc["inanimate", "ci_low"])
 
 
-def test_adjusted_surprisal_is_a_constant_minus_surprisal():
-    s = pd.Series([1.2, 7.9, 3.0])
-    assert A.adjusted_surprisal(s).tolist() == pytest.approx([6.8, 0.1, 5.0])
+def _within_design(values: dict) -> pd.DataFrame:
+    """{frame: {antecedent type: surprisal}} as scored rows."""
+    return pd.DataFrame([{"frame": f, "antecedent_type": t, "surprisal": v}
+                         for f, by_type in values.items() for t, v in by_type.items()])
+
+
+def test_within_item_intervals_ignore_how_much_frames_differ():
+    # every frame is 1 bit lower for "plural" than for "quantified": the frames differ a
+    # lot (0, 10, 20 bits), the difference not at all, so the within-item interval is 0 wide
+    scored = _within_design({f: {"quantified": base + 1.0, "plural": base}
+                             for f, base in (("a", 0.0), ("b", 10.0), ("c", 20.0))})
+    out = A.surprisal_within_items(scored).set_index("antecedent_type")
+    assert out.loc["plural", "mean"] == pytest.approx(10.0)
+    assert out.loc["plural", "ci_high"] - out.loc["plural", "ci_low"] == pytest.approx(0.0)
+    between = A.surprisal_by_type(scored).set_index("antecedent_type")
+    assert between.loc["plural", "ci_high"] - between.loc["plural", "ci_low"] > 40
+
+
+def test_within_item_interval_by_hand_with_moreys_correction():
+    # 3 frames x 2 types; by hand: frame means 2, 4, 3; grand mean 3; normalised
+    # "plural" values 1 - 2 + 3 = 2, 4 - 4 + 3 = 3, 4 - 3 + 3 = 4: SD 1. Morey (2008):
+    # half width = t(.975, 2) * 1 / sqrt(3) * sqrt(2 / (2 - 1)) = 4.302653 * 0.816497
+    scored = _within_design({"a": {"plural": 1.0, "quantified": 3.0},
+                             "b": {"plural": 4.0, "quantified": 4.0},
+                             "c": {"plural": 4.0, "quantified": 2.0},
+                             "d": {"plural": 9.0}})          # lacks a type: left out
+    out = A.surprisal_within_items(scored).set_index("antecedent_type")
+    assert out.loc["plural", "n"] == 3 and out.loc["plural", "mean"] == pytest.approx(3.0)
+    half = 4.302653 / np.sqrt(3) * np.sqrt(2)
+    assert out.loc["plural", "ci_high"] == pytest.approx(3.0 + half, rel=1e-6)
+    assert out.loc["plural", "interval"] == "within items"
+
+
+def test_inanimate_controls_keep_a_between_item_interval():
+    scored = pd.concat([_within_design({"a": {"plural": 1.0, "quantified": 3.0},
+                                        "b": {"plural": 4.0, "quantified": 4.0}}),
+                        pd.DataFrame({"frame": ["i1", "i2", "i3"], "surprisal": [1.0, 2.0, 3.0],
+                                      "antecedent_type": "inanimate"})])
+    out = A.surprisal_within_items(scored).set_index("antecedent_type")
+    assert out.loc["inanimate", "interval"] == "between items"
+    # t(0.975, 2) = 4.302653; sd = 1
+    assert out.loc["inanimate", "ci_high"] == pytest.approx(2.0 + 4.302653 / np.sqrt(3))
 
 
 # --- the human-data loader -------------------------------------------------------------

@@ -34,8 +34,9 @@ def test_writes_every_output(default_run):
     for name in ("stimuli_summary", "lmm_close_gendered", "group_correlations", "mann_whitney"):
         assert (out / "tables" / f"{name}.tex").exists(), name
         assert results["tables"][name], name
-    assert {p.name for p in (out / "figures").iterdir()} == {"surprisal_adjusted.png",
-                                                             "surprisal_unadjusted.png"}
+    assert {p.name for p in (out / "figures").iterdir()} == {"surprisal_by_type.png",
+                                                             "singular_they_effects.png",
+                                                             "singular_they_effects.pdf"}
     prov = results["provenance"]
     assert prov["study"] == "singular_they" and prov["seed"] == 2023
     assert prov["models"][0]["name"] == "smollm2-135m"
