@@ -290,6 +290,7 @@ def report(run, report, out):
                             "with the gendered-language PSA; by the biographies: the gap with the "
                             "he/she biographies minus the gap with the they biographies", bootstrap + "; the difference's interval: "
                             "results.json"])
+        PL.write_effects_figure(report, out["contrasts"], model_name, run.args.n_boot)
         report.figure("accuracy_by_pronoun", PL.accuracy_figure(cells),
                       "Accuracy by pronoun and task, people beside the model, 95% intervals")
         if (cells["experiment"] == "2").any():
@@ -300,7 +301,10 @@ def report(run, report, out):
             "Exp 1A's lists again, with 1, 4 or 12 characters in context and with or without "
             "the math text between the introductions and the questions (12 with the math text "
             "is what people read). Beside it, pronoun_fidelity's RUFF they-fidelity for the "
-            "same model (0-5 distractor sentences about another person)."))
+            "same model (0-5 distractor sentences about another person), in a table of its "
+            "own and not in the figure: RUFF's is another measure (a four-way choice of the "
+            "whole task sentence, on a small sample, with a spread over seeds rather than "
+            "an interval), so the two are not drawn on one axis."))
         if "ruff" in out:
             report.section("RUFF beside this study", R.ruff_sentence(out["distractors"],
                                                                      out["ruff"]))
@@ -311,8 +315,10 @@ def report(run, report, out):
                             "normalised over he, she, they) over Exp 1A's three lists; 95% "
                             "interval over characters (names resampled, 2000 replicates, "
                             "percentile); argmax accuracy: results.json"])
-        report.figure("distractors", PL.distractor_figure(out["distractors"], out.get("ruff")),
-                      "They-fidelity against context size, this study beside RUFF")
+        report.figure("distractors", PL.distractor_figure(out["distractors"]),
+                      "The model's accuracy against the number of characters in context, per "
+                      "task and pronoun, without and with the math text, 95% intervals over "
+                      "characters; dotted: chance")
     if "ruff" in out:
         report.table("ruff_they_fidelity", out["ruff"],
                      "pronoun_fidelity's they-fidelity for the same model (RUFF)",
