@@ -22,6 +22,7 @@ from gbstats.report.table_grammar import Column, Part, PresentedTable, present
 
 # The packages every table needs (tables/tables.tex loads them).
 TABLE_PACKAGES = ("booktabs", "siunitx")
+# (a table too tall for a page needs longtable too: LONGTABLE_PACKAGE, below)
 LANDSCAPE_PACKAGE = "pdflscape"
 
 LATEX_ESCAPES = {
@@ -50,6 +51,7 @@ LATEX_SYMBOLS = {
     "π": r"\ensuremath{\pi}", "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}",
     "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\phi}", "χ": r"\ensuremath{\chi}",
     "ψ": r"\ensuremath{\psi}", "ω": r"\ensuremath{\omega}", "Σ": r"\ensuremath{\Sigma}",
+    "†": r"\textdagger{}",
 }
 # Combining marks that survive NFC normalisation (no precomposed letter exists, e.g.
 # x + U+0301) become LaTeX's accent commands over the character before them; those that
@@ -122,7 +124,7 @@ def markdown_to_latex(text: Any) -> str:
 # cells
 
 _NUMBER_CELL = re.compile(r"^(?P<pre>\(?)(?P<sign>-?)(?P<int>\d+)(?:\.(?P<dec>\d+))?"
-                          r"(?P<post>\)?\**)$")
+                          r"(?P<post>\)?\**†?)$")
 
 
 def _number_cell(cell: str) -> str:
@@ -132,7 +134,7 @@ def _number_cell(cell: str) -> str:
         return _text_in_s(cell)
     number = f"{match['sign']}{match['int']}" + (f".{match['dec']}" if match["dec"] else "")
     pre = "{(}" if match["pre"] else ""
-    post = "{" + match["post"] + "}" if match["post"] else ""
+    post = "{" + escape_latex(match["post"]) + "}" if match["post"] else ""
     return pre + number + post
 
 
@@ -176,7 +178,7 @@ def _s_format(cells: Sequence[str]) -> str | None:
     if pre:
         options.append("table-space-text-pre={(}")
     if post:
-        options.append("table-space-text-post={" + post + "}")
+        options.append("table-space-text-post={" + escape_latex(post) + "}")
     return "S[" + ", ".join(options) + "]"
 
 
@@ -257,30 +259,67 @@ def _tabular(part: Part) -> list[str]:
 # How wide the notes may become under a narrow table: a share of the text width, so that
 # a two-column table does not get a column of notes one word wide.
 NOTES_MIN_WIDTH = 0.6
+# Space between a caption and the table's top rule (LaTeX's article class leaves none
+# below a caption set above its table), and none above it.
+CAPTION_SKIP = r"\setlength{\abovecaptionskip}{0pt}\setlength{\belowcaptionskip}{6pt}"
+# A table wider than the text block is set again in smaller type, with narrower gaps
+# between columns, before it is allowed to run into the margin (issue 43: every table fits
+# a 6.5-inch text block).
+SHRINK_STEPS = (r"\small", r"\footnotesize\setlength{\tabcolsep}{4pt}",
+                r"\scriptsize\setlength{\tabcolsep}{3pt}")
+# A table taller than this (in points, as `estimated_height` counts) is set as a longtable
+# that breaks across pages with its header repeated, instead of a float too large for the
+# page (a 9-inch text block holds 650 pt).
+LONG_TABLE_PT = 600.0
+LONGTABLE_PACKAGE = "longtable"
+
+
+def estimated_height(table: PresentedTable) -> float:
+    """About how tall `table` is set at 11 pt, in points: 14 pt a row, 17 a group heading,
+    35 a header, 30 the caption, 9.5 a line of notes (about 125 characters each)."""
+    rows = sum(part.n_rows + 1.2 * len(part.headings) + 2.5 for part in table.parts)
+    notes = sum(len(n) + 1 for n in table.notes) / 125 + (1 if table.notes else 0)
+    return 14 * rows + 9.5 * notes + 30
+
+
+def is_long(table: PresentedTable) -> bool:
+    """Whether `table` is set as a longtable (`LONG_TABLE_PT`); never a landscape one."""
+    return not table.landscape and estimated_height(table) > LONG_TABLE_PT
+
+
+def _fit_to_width(box: int) -> list[str]:
+    r"""Set \gbstatspart into \box`box`, in smaller type while it is wider than the line."""
+    lines = [f"\\setbox{box}=\\hbox{{\\gbstatspart}}%"]
+    lines += [f"\\ifdim\\wd{box}>\\linewidth \\setbox{box}=\\hbox{{{size}\\gbstatspart}}\\fi"
+              for size in SHRINK_STEPS]
+    return lines
 
 
 def render_latex(table: PresentedTable) -> str:
-    """A standalone `table` float for a PresentedTable (needs TABLE_PACKAGES)."""
+    """A standalone `table` float for a PresentedTable (needs TABLE_PACKAGES); a table too
+    tall for a page is a longtable instead (`is_long`; needs LONGTABLE_PACKAGE too)."""
     if table.label is not None and not _LABEL_OK.match(table.label):
         raise ValueError(f"LaTeX label {table.label!r} may only contain letters, digits "
                          "and : _ . - /")
+    if is_long(table):
+        return _render_longtable(table)
     packages = [*TABLE_PACKAGES] + ([LANDSCAPE_PACKAGE] if table.landscape else [])
     lines = [f"% gbstats table; needs \\usepackage{{{','.join(packages)}}}"]
     if table.landscape:
         lines.append(r"\begin{landscape}")
-    lines += [r"\begin{table}[htbp]", r"\centering",
+    lines += [r"\begin{table}[htbp]", r"\centering", CAPTION_SKIP,
               f"\\caption{{{markdown_to_latex(table.caption)}}}"]
     if table.label is not None:
         lines.append(f"\\label{{{table.label}}}")
-    # Each part is typeset in a box first, so that the notes can be set at the width of
-    # the widest part (TeX's scratch registers \box0, 2, 4... and \dimen0, local to the
-    # table's group).
+    # Each part is typeset in a box first (in smaller type if it is too wide), so that the
+    # notes can be set at the width of the widest part (TeX's scratch registers \box0, 2,
+    # 4... and \dimen0, local to the table's group).
     lines.append(r"\begingroup")
     boxes = []
     for number, part in enumerate(table.parts):
         box = 2 * number
         boxes.append(box)
-        lines += [f"\\setbox{box}=\\hbox{{%", *_tabular(part), "}%"]
+        lines += [r"\def\gbstatspart{%", *_tabular(part), "}%", *_fit_to_width(box)]
     lines.append(r"\dimen0=\wd0")
     for box in boxes[1:]:
         lines.append(f"\\ifdim\\wd{box}>\\dimen0 \\dimen0=\\wd{box}\\fi")
@@ -299,6 +338,55 @@ def render_latex(table: PresentedTable) -> str:
     if table.landscape:
         lines.append(r"\end{landscape}")
     return "\n".join(lines) + "\n"
+
+
+def _render_longtable(table: PresentedTable) -> str:
+    """A table too tall for a page as a longtable per part: the caption on the first, the
+    header repeated on every page, "continued" at the foot of all but the last page, and
+    the notes after the last part at the text width. The type size is chosen as a float's
+    is, from the part set as a tabular (`_fit_to_width`)."""
+    packages = [*TABLE_PACKAGES, LONGTABLE_PACKAGE]
+    lines = [f"% gbstats table (long: it breaks across pages); needs "
+             f"\\usepackage{{{','.join(packages)}}}", r"\begingroup", CAPTION_SKIP]
+    for number, part in enumerate(table.parts):
+        head, body = _tabular_pieces(part)
+        specs = head[0]
+        width = len(part.columns)
+        # the part set as a tabular finds the type size that fits; the longtable uses it
+        lines += [r"\def\gbstatspart{%", *_tabular(part), "}%",
+                  r"\setbox0=\hbox{\gbstatspart}%", r"\def\gbstatssize{}%"]
+        for size in SHRINK_STEPS:
+            lines.append(f"\\ifdim\\wd0>\\linewidth \\def\\gbstatssize{{{size}}}"
+                         f"\\setbox0=\\hbox{{{size}\\gbstatspart}}\\fi")
+        lines += [r"{\gbstatssize", f"\\begin{{longtable}}{{{specs}}}"]
+        if number == 0:
+            lines.append(f"\\caption{{{markdown_to_latex(table.caption)}}}"
+                         + (f"\\label{{{table.label}}}" if table.label is not None else "")
+                         + r"\\")
+        lines += [r"\toprule", *head[1:], r"\endfirsthead",
+                  _latex_row([f"\\multicolumn{{{width}}}{{@{{}}l}}{{\\textit{{Table "
+                              f"\\thetable{{}} (continued)}}}}"]),
+                  r"\toprule", *head[1:], r"\endhead",
+                  r"\midrule",
+                  _latex_row([f"\\multicolumn{{{width}}}{{r@{{}}}}{{\\textit{{(continued on "
+                              f"the next page)}}}}"]),
+                  r"\endfoot", r"\bottomrule", r"\endlastfoot", *body,
+                  r"\end{longtable}}"]
+    if table.notes:
+        lines += [r"{\footnotesize\raggedright\noindent",
+                  r"\textit{Note.} " + " ".join(_note_latex(n) for n in table.notes) + r"\par}",
+                  r"\bigskip"]
+    lines.append(r"\endgroup")
+    return "\n".join(lines) + "\n"
+
+
+def _tabular_pieces(part: Part) -> tuple[list[str], list[str]]:
+    r"""([column spec, header lines...], body lines) of `part`'s tabular (`_tabular`), the
+    header up to and including its \midrule, the body without the closing rule."""
+    lines = _tabular(part)
+    spec = lines[0][len(r"\begin{tabular}{"):-1]
+    header_end = lines.index(r"\midrule")
+    return [spec, *lines[2:header_end + 1]], lines[header_end + 1:-2]
 
 
 def _note_latex(note: str) -> str:

@@ -52,7 +52,7 @@ import pandas as pd
 from gbstats.report.formatting import CONTROL_CHARS, MISSING, is_missing
 from gbstats.report.table_grammar import (SIMULATED_NOTE, Column, Part, PresentedTable,
                                           as_sentence, choose_decimals, format_fixed,
-                                          shorten_caption)
+                                          shorten_caption, simulated_caption)
 
 STATISTICS = ("se", "ci", "none")
 GOF_ROWS = ("nobs", "groups", "loglik", "aic", "bic", "r2", "elpd")
@@ -207,6 +207,7 @@ class ModelTable:
         """The table for the writers: a Term column, one column per model, panels for
         random effects and fit, notes after the caller's `notes`."""
         caption, rest = shorten_caption(CONTROL_CHARS.sub(" ", str(caption)).strip())
+        caption = simulated_caption(caption, simulated)
         note_list = ([SIMULATED_NOTE] if simulated else []) + [as_sentence(n) for n in notes
                                                                 if str(n).strip()]
         note_list += ([as_sentence(rest)] if rest else []) + [as_sentence(n) for n in self.notes]
@@ -621,6 +622,7 @@ def _notes(fits, stars, statistic, coding_note, variables, levels,
             methods.setdefault(method, []).append(label)
     for method, labels in methods.items():
         who = "" if len(methods) == 1 else f"{', '.join(labels)}: "
+        method = method_in_words(method)
         text = f"{method[0].upper()}{method[1:]}" if not who else method
         notes.append(f"Estimation: {who}{text}.")
     # said only where the table shows a likelihood-based row
@@ -630,10 +632,55 @@ def _notes(fits, stars, statistic, coding_note, variables, levels,
     words = {}
     for fit in fits.values():
         words.update(fit_term_labels(fit, variables, levels))
-    notes += [as_sentence(in_words(clean_message(n), words)) for n in table_notes(fits)]
+    from gbstats.mixed.design import is_design_warning
+
+    notes += [as_sentence(in_words(clean_message(n), words)) for n in table_notes(fits)
+              if not is_design_warning(n)]
+    notes += design_check_note(fits, variables)
     if stars:
         notes.append(STAR_LEGEND)
     return notes
+
+
+# An engine's description of its intervals (fit_stats["ci_method"]) as a table note says it:
+# R's calls and operators in words (issue 43: no code in notes).
+METHOD_WORDS = (("estimate +/- qt(0.975, df) x SE", "the estimate ± the .975 quantile of t "
+                 "with those df × SE"),
+                ("+/- 1.96 x SE", "± 1.96 × SE"), ("blme::bglmer", "blme's bglmer"),
+                ("+/-", "±"))
+
+
+def method_in_words(text: str) -> str:
+    for code, words in METHOD_WORDS:
+        text = text.replace(code, words)
+    return text
+
+
+def design_check_note(fits, variables: Mapping[str, str] | None = None) -> list[str]:
+    """The design check's findings (fit_stats["design_check"], gbstats.mixed.design) of these
+    fits as one sentence in the study's words, or none: each finding once (every engine fits
+    the same rows), the variables as `variables` names them (issue 43: at most one
+    design-check sentence per table, in words)."""
+    from gbstats.report.formula_words import _plain
+
+    def word(name: str) -> str:
+        return (variables or {}).get(name, _plain(name))
+
+    found = {}
+    for fit in fits.values():
+        for row in fit.fit_stats.get("design_check") or []:
+            term = " × ".join(word(v) for v in str(row["term"]).split(":"))
+            found.setdefault((term, row["factor"]), (word(str(row["factor"])),
+                                                     int(row["n_levels"])))
+    if not found:
+        return []
+    clauses = [f"{term} varies only between the {n} levels of {factor}"
+               for (term, _), (factor, n) in found.items()]
+    factors = list(dict.fromkeys(factor for factor, _ in found.values()))
+    return [f"Design check: {'; '.join(clauses)}, which the model gives no random effect, so "
+            f"its test counts rows within one level as independent evidence "
+            f"(pseudo-replication); random intercepts for {' and '.join(factors)} would "
+            f"account for it."]
 
 
 def in_words(text: str, terms: Mapping[str, str]) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbstats.report.table_grammar import (MAX_COLUMNS, caption_problems, cell_problems,
-                                          decimals_of, header_problems, APA_P)
+                                          decimals_of, header_problems, prose_problems,
+                                          simulated_problems, APA_P)
 
 _CAPTION = re.compile(r"^\*\*Table: (?P<caption>.*)\*\* \(\[LaTeX\]\(tables/(?P<name>[\w\-]+)"
                       r"\.tex\)\)$")
@@ -66,8 +67,13 @@ def _is_heading(row: list[str]) -> bool:
 
 
 def table_problems(table: ReportTable) -> list[str]:
-    """How one report table breaks the grammar: headers, cells, width, caption, digits."""
+    """How one report table breaks the grammar: headers, cells, width, caption, digits, and
+    code or an unlabelled simulation in its caption and notes."""
     problems = caption_problems(table.caption)
+    # words, not code, around the numbers too (issue 43); report.md escapes | in notes
+    problems += prose_problems(table.caption, "caption")
+    problems += prose_problems(table.notes.replace(r"\|", "|"), "notes")
+    problems += simulated_problems(table.caption, table.notes)
     for number, (header, rows) in enumerate(table.parts, start=1):
         where = f"part {number}: " if len(table.parts) > 1 else ""
         if len(header) > MAX_COLUMNS:

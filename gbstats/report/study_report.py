@@ -20,7 +20,8 @@ from gbstats.report.formatting import CONTROL_CHARS
 from gbstats.report.latex import render_latex
 from gbstats.report.markdown import render_markdown, to_markdown_table
 from gbstats.report.results_json import write_results_json
-from gbstats.report.table_grammar import PresentedTable, grammar_problems, present
+from gbstats.report.table_grammar import (PresentedTable, grammar_problems, present,
+                                          simulated_problems)
 
 SIMULATED = "SIMULATED"
 # The column headers a fit_table gives the backend labels of gbstats.mixed.fitting.
@@ -62,6 +63,11 @@ class StudyReport:
         self.warning_list: list[str] = []
         self.twin_records: dict[str, dict] = {}
         self.extra_results: dict[str, object] = {}
+        # tables for tables.tex's appendix section (engine comparisons, priors, diagnostics)
+        self.appendix_tables: list[str] = []
+        # {table: the model's formula in lme4 syntax}: the methods section and results.json
+        # hold them; the table's notes say the model in words (issue 43)
+        self.formulas: dict[str, str] = {}
 
     def _mark(self, text: str, simulated: bool | None = None) -> str:
         simulated = self.simulated if simulated is None else simulated
@@ -90,7 +96,7 @@ class StudyReport:
               labels: Mapping[str, str] | None = None,
               column_labels: Mapping[str, str] | None = None,
               p_columns: Sequence[str] = (), notes: str | Sequence[str] | None = None,
-              record: bool | pd.DataFrame = True, **grammar) -> Path:
+              record: bool | pd.DataFrame = True, appendix: bool = False, **grammar) -> Path:
         """Write tables/<name>.tex, show the same table in report.md, keep `df` for results.json.
 
         The table follows the house grammar (gbstats.report.table_grammar.present):
@@ -100,7 +106,9 @@ class StudyReport:
         other options (kinds, decimals, values, columns, groups, keep, landscape...).
         results.json gets every column of `df`, unformatted; `record` may instead be the
         frame to record (when `df` is a reshaped view of it) or False (a view of numbers
-        another table of results.json holds).
+        another table of results.json holds). `appendix=True` puts the table in tables.tex's
+        appendix section: a check of the analysis (engines compared, priors, diagnostics)
+        that a paper's body would not print.
         """
         self._check_name(name, "table", {**self.tables, **self.presented})
         kinds = dict(grammar.pop("kinds", None) or {})
@@ -110,16 +118,17 @@ class StudyReport:
                             decimals=grammar.pop("decimals", digits),
                             notes=[notes] if isinstance(notes, str) else list(notes or []),
                             simulated=self._is_simulated(simulated), **grammar)
-        return self._write_table(name, presented, df if record is True else record)
+        return self._write_table(name, presented, df if record is True else record, appendix)
 
     def model_table(self, name: str, models, caption: str, *, data: pd.DataFrame | None = None,
                     label: str | None = None, notes: str | Sequence[str] | None = None,
-                    simulated: bool | None = None, **options) -> Path:
+                    simulated: bool | None = None, appendix: bool = False, **options) -> Path:
         """A model table (gbstats.report.model_table) of `models`: terms x models, estimates
         with their SE beneath, random-effect SDs, fit rows and notes. results.json gets
         `data` (a study's own frame of these fits) or else the table's numbers (`frame`);
         `data=False` records nothing (another table of results.json holds these fits).
-        `options` go to `model_table` (variables, levels, groups, statistic, stars...)."""
+        `appendix` as for `table`. `options` go to `model_table` (variables, levels, groups,
+        statistic, stars...)."""
         from gbstats.report.model_table import model_table
 
         self._check_name(name, "table", self.presented)
@@ -127,7 +136,18 @@ class StudyReport:
         presented = table.presented(caption, label or f"tab:{name}",
                                     notes=[notes] if isinstance(notes, str) else list(notes or []),
                                     simulated=self._is_simulated(simulated))
-        return self._write_table(name, presented, table.frame if data is None else data)
+        return self._write_table(name, presented, table.frame if data is None else data,
+                                 appendix)
+
+    def formula(self, table: str, formula: str, variables: Mapping[str, str] | None = None,
+                groups: Mapping[str, str] | None = None) -> str:
+        """Keep `table`'s model formula (lme4 syntax) for the report's methods section and
+        results.json ("formulas"), and return it in words for the table's notes
+        (gbstats.report.formula_words.formula_in_words with `variables` and `groups`)."""
+        from gbstats.report.formula_words import formula_in_words
+
+        self.formulas[table] = str(formula)
+        return formula_in_words(formula, variables, groups)
 
     def record(self, name: str, df: pd.DataFrame, what: str) -> None:
         """Keep `df` in results.json (and say so in report.md) without a LaTeX table: a long
@@ -138,7 +158,10 @@ class StudyReport:
                            f"(table `{name}`).*\n")
 
     def _write_table(self, name: str, presented: PresentedTable,
-                     data: pd.DataFrame | bool) -> Path:
+                     data: pd.DataFrame | bool, appendix: bool = False) -> Path:
+        unlabelled = simulated_problems(presented.caption, presented.notes)
+        if unlabelled:   # a table of simulated numbers is never written without the label
+            raise ValueError(f"table {name!r}: {unlabelled[0]}: {presented.caption!r}")
         path = self.out_dir / "tables" / f"{name}.tex"
         write_text_atomically(path, render_latex(presented))
         self.blocks.append(f"**Table: {CONTROL_CHARS.sub(' ', presented.caption)}** "
@@ -147,6 +170,8 @@ class StudyReport:
             self.tables[name] = data.copy()
         self.presented[name] = presented
         self.table_paths.append(path)
+        if appendix:
+            self.appendix_tables.append(name)
         return path
 
     def _is_simulated(self, simulated: bool | None) -> bool:
@@ -162,6 +187,7 @@ class StudyReport:
 
         if not fits:   # nothing was fitted (no engine could): an empty table says so
             return self.table(name, stack_fits(fits), caption,
+                              appendix=options.get("appendix", False),
                               notes=options.get("notes") or "No model was fitted (see the "
                                                             "report's notes).")
         labels = {label: ENGINE_WORDS.get(label, label) for label in fits}
@@ -177,7 +203,7 @@ class StudyReport:
         """A top-level entry of results.json besides "tables" (records or a mapping), for
         the results a program reads by name (e.g. name_gender's `group_comparison`)."""
         reserved = {"provenance", "tables", "study", "title", "simulated", "exclusions",
-                    "warnings", "bayes_twins", "figures"}
+                    "warnings", "bayes_twins", "figures", "formulas"}
         if name in reserved or name in self.extra_results:
             raise ValueError(f"results.json entry {name!r} is taken; choose another name")
         self.extra_results[name] = value
@@ -284,13 +310,15 @@ class StudyReport:
             return {"blocks": [], "paths": {}}
         tex = write_appendix(self.out_dir / "tables", self.title.replace("*", ""),
                              [p.stem for p in self.table_paths],
-                             landscape=any(t.landscape for t in self.presented.values()))
+                             landscape=any(t.landscape for t in self.presented.values()),
+                             appendix=self.appendix_tables)
         result = compile_appendix(tex)
         paths = {"appendix": tex, **({"appendix_pdf": result.pdf} if result.pdf else {})}
         if result.ok:
             text = ("Every table above in one document for a paper's appendix: "
                     "[tables/tables.tex](tables/tables.tex), compiled to "
-                    "[tables/tables.pdf](tables/tables.pdf).")
+                    "[tables/tables.pdf](tables/tables.pdf)"
+                    + "".join(f"; {n}" for n in result.notes) + ".")
         else:
             text = ("Every table above in one document for a paper's appendix: "
                     f"[tables/tables.tex](tables/tables.tex); {result.summary()}.")
@@ -322,7 +350,11 @@ class StudyReport:
                    "illustrate the method only.\n"]
                   if self.simulated else [])
         appendix = self._appendix()
-        parts = [f"# {self.title}\n", *notice, *self.blocks, *appendix["blocks"],
+        methods = ([f"## Methods: model formulas\n\nThe models of the tables, in lme4 syntax "
+                    f"(the tables' notes say them in words):\n\n"
+                    + "\n".join(f"- {name}: `{formula}`" for name, formula in self.formulas.items())
+                    + "\n"] if self.formulas else [])
+        parts = [f"# {self.title}\n", *notice, *self.blocks, *methods, *appendix["blocks"],
                  self._provenance_block(provenance)]
         report = self.out_dir / "report.md"
         write_text_atomically(report, "\n".join(parts))
@@ -331,6 +363,7 @@ class StudyReport:
             extra={"study": self.study, "title": self.title, "simulated": self.simulated,
                    "exclusions": self.exclusion_records, "warnings": self.warning_list,
                    "bayes_twins": self.twin_records, "figures": self.figure_records,
+                   **({"formulas": self.formulas} if self.formulas else {}),
                    **self.extra_results})
         return {"report": report, "results": results, **appendix["paths"],
                 **{f"table:{p.stem}": p for p in self.table_paths},

@@ -31,7 +31,12 @@ The rules (issue 32; the model table follows R's modelsummary, see docs/tables.m
 * **Captions of at most about 25 words** (`MAX_CAPTION_WORDS`): what follows the
   first sentence of a longer caption moves to the notes.
 * **Notes** hold the SIMULATED label (first), the caller's notes, the rest of
-  the caption and the moved settings.
+  the caption and the moved settings. A simulated table's caption begins "SIMULATED:" too
+  (`simulated_caption`): the label sits where the eye lands.
+* **Words, not code, in captions and notes** (issue 43): no identifiers, R formulas,
+  camelCase names, function calls, module paths or code spans (`prose_problems`); a
+  formula goes to results.json and the report's methods section, and a table's notes
+  say it in words (gbstats.report.formula_words).
 
 `grammar_problems` checks a presented table against these rules, and
 `header_problems` / `cell_problems` do it for headers and cells read back from
@@ -60,6 +65,7 @@ MAX_CAPTION_WORDS = 25
 # What the check allows ("about 25 words").
 CAPTION_WORD_LIMIT = 30
 KINDS = ("text", "number", "count", "p", "interval", "model")
+SIMULATED_WORD = "SIMULATED"
 SIMULATED_NOTE = ("SIMULATED data: the numbers in this table come from a documented "
                   "simulation, not from real observations; they illustrate the method only.")
 
@@ -204,10 +210,15 @@ def correlation_caps(*columns: str) -> dict[str, tuple[float, float]]:
     return {c: (-1.0, 1.0) for c in columns}
 
 
+# The flag beside a value shown at its cap (the notes say what it means).
+CAP_FLAG = "†"
+
+
 def _capped(frame: pd.DataFrame, caps: Mapping[str, tuple[float, float]]
-            ) -> tuple[pd.DataFrame, list[str]]:
-    """`frame` with the `caps` columns clipped to their bounds, and the columns clipped."""
-    out, capped = frame.copy(), []
+            ) -> tuple[pd.DataFrame, dict[str, set[int]]]:
+    """`frame` with the `caps` columns clipped to their bounds, and {column clipped: the
+    positions of its clipped rows}."""
+    out, capped = frame.copy(), {}
     for column, (low, high) in caps.items():
         if column not in out.columns:
             continue
@@ -215,7 +226,7 @@ def _capped(frame: pd.DataFrame, caps: Mapping[str, tuple[float, float]]
         beyond = (values < low) | (values > high)
         if beyond.any():
             out[column] = values.clip(low, high)
-            capped.append(column)
+            capped[column] = set(np.flatnonzero(beyond.to_numpy()))
     return out, capped
 
 
@@ -349,6 +360,7 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     if short_caption:
         caption, rest = shorten_caption(caption)
         note_list += [as_sentence(rest)] if rest else []
+    caption = simulated_caption(caption, simulated)
 
     headings: dict[int, str] = {}
     if groups is not None:
@@ -363,13 +375,22 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             previous = value
         frame = frame.drop(columns=groups)
 
+    capped: dict[str, set[int]] = {}
     if caps:
         frame, capped = _capped(frame, caps)
         if capped:
-            shown = ", ".join(header_label(c, labels) for c in capped)
+            # an interval's end is named by the merged column it shows in ("95% CI")
+            stems = {c: stem for stem, pair in _interval_pairs(list(frame.columns)).items()
+                     for c in pair} if intervals else {}
+            shown = ", ".join(dict.fromkeys(header_label(stems.get(c, c), labels)
+                                            for c in capped))
             note_list.append(f"{shown}: values beyond their bounds (estimation noise, for "
                              f"example a corrected correlation above 1) are shown at the "
-                             f"bound; results.json keeps them as estimated.")
+                             f"bound, marked {CAP_FLAG}; results.json keeps them as "
+                             f"estimated.")
+
+    def flag(cell: str, column: str, row: int) -> str:
+        return cell + CAP_FLAG if row in capped.get(column, ()) and cell != MISSING else cell
     kind_of = {c: kinds.get(c) or infer_kind(c, frame[c]) for c in frame.columns}
     pairs = _interval_pairs([c for c in frame.columns if kind_of[c] == "number"]) \
         if intervals else {}
@@ -399,7 +420,9 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             low, high = pairs[stem]
             data = np.concatenate([frame[low].to_numpy(float), frame[high].to_numpy(float)])
             d = decimals_for(stem, data, share_with=low)
-            cells = [format_interval(lo, hi, d) for lo, hi in zip(frame[low], frame[high])]
+            cells = [MISSING if is_missing(lo) and is_missing(hi) else
+                     f"[{flag(format_fixed(lo, d), low, i)}, {flag(format_fixed(hi, d), high, i)}]"
+                     for i, (lo, hi) in enumerate(zip(frame[low], frame[high]))]
             built.append(Column(header_label(stem, labels), "interval", cells))
             continue
         series, kind = frame[name], kind_of[name]
@@ -409,7 +432,7 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             cells = [format_count(v, str(name), i) for i, v in enumerate(series, start=1)]
         elif kind == "number":
             d = decimals_for(name, list(series))
-            cells = [format_fixed(v, d) for v in series]
+            cells = [flag(format_fixed(v, d), name, i) for i, v in enumerate(series)]
         else:
             cells = [format_text(v, values.get(name)) for v in series]
         column = Column(header_label(name, labels), kind, cells)
@@ -437,6 +460,14 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     parts = split_columns(built, limit) if split else [built]
     return PresentedTable(caption, [Part(cols, dict(headings)) for cols in parts], note_list,
                           label, landscape)
+
+
+def simulated_caption(caption: str, simulated: bool) -> str:
+    """The caption of a table computed from simulated data begins "SIMULATED:", where the
+    eye lands, not only in the notes (issue 43)."""
+    if simulated and SIMULATED_WORD not in caption:
+        return f"{SIMULATED_WORD}: {caption}"
+    return caption
 
 
 def as_sentence(note: Any) -> str:
@@ -517,6 +548,79 @@ def cell_problems(cells: Sequence[str]) -> list[str]:
     return problems
 
 
+# Code in a caption or note (issue 43): what a paper's reader would take for a program's
+# output. Each pattern is (what it is, regex); `prose_problems` reports every match.
+PROSE_CODE = (
+    # (an underscore escaped for LaTeX, score\_z, is one too)
+    ("an identifier", re.compile(r"(?<![\w.\\])[A-Za-z][A-Za-z0-9]*\\?_[A-Za-z0-9_\\]*"
+                                 r"[A-Za-z0-9](?![\w])")),
+    ("formula syntax", re.compile(r"\(\s*1\s*\+?[^()|]*\||\|\s*[A-Za-z]\w*(?::\w+)?\s*\)|~")),
+    ("a camelCase name", re.compile(r"(?<![\w/.-])[a-z]+[A-Z][A-Za-z]*\b")),
+    ("a joined-up name", re.compile(r"(?<![\w/.-])(?:[A-Z][a-z]+){3,}\b|"
+                                    r"(?<![\w/.-])[A-Z][a-z]+(?:Centered|Centred|Rating|Name|"
+                                    r"Gender|Score|Type|Id|Count)\b")),
+    ("a function call", re.compile(r"\b(?!s\))[a-z][a-z0-9]*\((?=[\w'\"])")),
+    ("a module path", re.compile(r"\b[a-z][a-z0-9]+(?:\.[a-z_][a-z0-9_]+){2,}\b|"
+                                 r"\bgbstats\.[a-z_]+|\bstudies\.[a-z_]+")),
+    ("a code span", re.compile(r"`")),
+    ("a command-line option", re.compile(r"(?<![\w-])--[a-z][a-z-]+")),
+    ("an R term name", re.compile(r"\(Intercept\)|(?<![\w/])[a-z]\w*:[a-z]\w*(?![\w/])")),
+)
+# Names of software and models a paper may print as they are spelled.
+PROSE_NAMES = frozenset({
+    "lmerTest", "glmmTMB", "pymer4", "statsmodels", "lme4", "blme", "bglmer", "glmer", "lmer",
+    "brms", "bambi", "emmeans", "mixedpower", "simr", "PyMC", "ArviZ", "SciPy", "NumPy",
+    "pandas", "minicons", "pdflatex", "siunitx", "booktabs", "lmerControl", "optimx",
+    "nloptwrap", "bobyqa", "TinyLlama", "SmolLM", "RoBERTa", "DeBERTa", "ModernBERT",
+    "DistilBERT", "ALBERT", "GPT", "OLMo", "OpenWebText", "WinoBias", "WinoGender",
+    "WinoPron", "GenderLens", "GenDaLens", "MultiBERTs", "BookCorpus", "HuggingFace",
+    "GitHub", "MacKinnon", "McDonald", "McFadden", "DeBruine", "LaTeX", "BibTeX",
+    "iOS", "eLife", "bioRxiv", "arXiv", "PsyArXiv", "OSF", "mTurk", "MTurk", "iPhone",
+})
+# One design-check sentence per table at most (issue 43): how such a sentence begins.
+DESIGN_CHECK_WORDS = re.compile(r"[Dd]esign check\b")
+
+
+def prose_problems(text: str, where: str = "note") -> list[str]:
+    """Code in a caption or note (`where` names which): identifiers, R formula syntax,
+    camelCase or joined-up variable names, function calls ("help('isSingular')"),
+    module paths, Markdown code spans, command-line options, R term names; and a
+    design-check sentence said more than once. [] for words a paper would print."""
+    text = str(text)
+    problems = []
+    for what, pattern in PROSE_CODE:
+        for match in pattern.finditer(text):
+            found = match.group()
+            if found.strip("(`") in PROSE_NAMES or _is_file_name(text, match):
+                continue
+            problems.append(f"{where} holds {what}: {found!r}")
+    if len(DESIGN_CHECK_WORDS.findall(text)) > 1:
+        problems.append(f"{where} says the design check {len(DESIGN_CHECK_WORDS.findall(text))} "
+                        "times (at most once per table)")
+    return list(dict.fromkeys(problems))
+
+
+_FILE_NAME = re.compile(r"[\w-]+\.(?:json|csv|tex|pdf|md|png|txt)\b")
+
+
+def _is_file_name(text: str, match: re.Match) -> bool:
+    """`match` is part of an output file's name ("results.json") with no underscore: a file
+    the reader is pointed to, not code."""
+    for name in _FILE_NAME.finditer(text):
+        if name.start() <= match.start() and match.end() <= name.end() and "_" not in name.group():
+            return True
+    return False
+
+
+def simulated_problems(caption: str, notes: Sequence[str] | str) -> list[str]:
+    """A table whose notes carry the SIMULATED label must say SIMULATED in its caption
+    too, where the eye lands (issue 43)."""
+    text = notes if isinstance(notes, str) else " ".join(notes)
+    if SIMULATED_WORD in text and SIMULATED_WORD not in str(caption):
+        return ["the notes say SIMULATED but the caption does not"]
+    return []
+
+
 def caption_problems(caption: str) -> list[str]:
     words = len(str(caption).split())
     return [f"caption has {words} words (at most about {MAX_CAPTION_WORDS})"] \
@@ -546,6 +650,11 @@ def digit_problems(label: str, kind: str, cells: Sequence[str]) -> list[str]:
 def grammar_problems(table: PresentedTable) -> list[str]:
     """Every way `table` breaks the rules of the module doc; [] for a table a journal accepts."""
     problems = caption_problems(table.caption)
+    problems += prose_problems(table.caption, "caption")
+    problems += [p for note in table.notes for p in prose_problems(note, "note")]
+    problems += prose_problems(" ".join(table.notes), "notes")[-1:] \
+        if len(DESIGN_CHECK_WORDS.findall(" ".join(table.notes))) > 1 else []
+    problems += simulated_problems(table.caption, table.notes)
     for number, part in enumerate(table.parts, start=1):
         where = f"part {number}: " if len(table.parts) > 1 else ""
         if len(part.columns) > table.max_columns:

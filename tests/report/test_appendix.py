@@ -117,3 +117,53 @@ def test_a_model_column_without_ses_is_not_read_as_uneven_numbers():
     assert table_problems(model) == []
     plain = ReportTable("p", "A table", [(["Term", "Value"], [["a", "0.899"], ["b", "-538.3"]])])
     assert "uneven decimals [1, 3]" in "\n".join(table_problems(plain))
+
+
+# --- layouts that fit a 6.5-inch text block (issue 43) ------------------------------------
+
+def test_read_log_reports_a_float_too_large_for_the_page():
+    log = "\n".join(["(./tables.tex", "(./long.tex",
+                     "LaTeX Warning: Float too large for page by 112.3pt on input line 40."])
+    errors, layout = read_log(log)
+    assert errors == [] and layout == ["long.tex: float too large for the page by 112 pt"]
+
+
+def test_the_appendix_sets_a_six_and_a_half_inch_text_block_and_an_appendix_section():
+    tex = appendix_source("My study", ["fit", "engines", "means"], appendix=["engines"])
+    assert "textwidth=6.5in" in tex and r"\usepackage{longtable}" in tex
+    # the tables a paper prints first, in order; the checks of the analysis after the heading
+    assert tex.index(r"\input{fit}") < tex.index(r"\input{means}") \
+        < tex.index("Appendix: engine comparisons") < tex.index(r"\input{engines}")
+    assert "Appendix" not in appendix_source("My study", ["fit"])
+
+
+@needs_pdflatex
+def test_a_long_table_breaks_across_pages_with_its_header_repeated(tmp_path):
+    # 150 rows are three pages of a 9-inch text block: a float would be too large
+    report = StudyReport("demo", tmp_path / "out", "Demo study")
+    rows = pd.DataFrame({"item": [f"Item {i}" for i in range(150)],
+                         "mean": np.linspace(0.5, 2.5, 150)})
+    report.table("long", rows, "Mean by item", labels={"item": "Item", "mean": "Mean"},
+                 notes="Every item, N = 150.")
+    report.table("engines", pd.DataFrame({"engine": ["lme4", "statsmodels"],
+                                          "estimate": [0.51, 0.52]}),
+                 "The same model in two engines", labels={"engine": "Engine"}, appendix=True)
+    paths = report.write(provenance("demo", [], seed=None))
+    tex = (tmp_path / "out" / "tables" / "long.tex").read_text()
+    assert r"\begin{longtable}" in tex and r"\endhead" in tex and "(continued)" in tex
+    assert report_problems(tmp_path / "out") == {}
+    import subprocess
+    text = subprocess.run(["pdftotext", str(paths["appendix_pdf"]), "-"], capture_output=True,
+                          text=True).stdout if shutil.which("pdftotext") else ""
+    if text:   # the header on every page, and the appendix heading before the engines
+        assert text.count("Mean") >= 3 and text.index("Appendix") < text.index("two engines")
+
+
+@needs_pdflatex
+def test_a_wide_table_is_set_smaller_to_fit_the_text_block(tmp_path):
+    # eight columns of long numbers overrun 6.5 inches at 11 pt; in smaller type they fit
+    report = StudyReport("demo", tmp_path / "out", "Demo study")
+    wide = pd.DataFrame({f"Column {k}": [123456.789 * (k + 1), 2.5] for k in range(8)})
+    report.table("wide", wide, "Eight wide columns", settings_to_notes=False)
+    report.write(provenance("demo", [], seed=None))
+    assert report_problems(tmp_path / "out") == {}

@@ -456,7 +456,9 @@ def test_simulated_marking_can_be_set_per_block(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "## Model side" in md and "## SIMULATED: Human side" in md
     blocks = md.split("**Table: ")
-    real, panel = (next(b for b in blocks if b.startswith(c)) for c in ("Model fit", "Panel fit"))
+    real, panel = (next(b for b in blocks if b.startswith(c))
+                   for c in ("Model fit", "SIMULATED: Panel fit"))
+    # the simulated table says so in its caption, where the eye lands, and in its notes
     assert "SIMULATED" not in real and "*Note.* SIMULATED data:" in panel
     assert "SIMULATED" in (tmp_path / "tables" / "panel.tex").read_text()
     assert "SIMULATED" not in (tmp_path / "tables" / "real.tex").read_text()

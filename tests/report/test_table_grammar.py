@@ -211,10 +211,152 @@ def test_a_corrected_correlation_above_1_is_shown_at_the_bound_with_a_note():
     caps = {c: (-1.0, 1.0) for c in ("r_corrected", "ci_low", "ci_high")}
     shown = present(df, "Corrected correlations", caps=caps, labels={"r_corrected": "Corrected r"})
     cells = {c.label: c.cells for c in shown.parts[0].columns}
-    assert any(cell.endswith("1.000]") for cell in next(v for k, v in cells.items() if "CI" in k))
+    # shown at the bound and flagged (the notes say what the flag means)
+    assert any(cell.endswith("1.000†]") for cell in next(v for k, v in cells.items() if "CI" in k))
     assert "1.080" not in str(cells) and "1.355" not in str(cells)
     assert any("shown at the bound" in n for n in shown.notes)
     assert grammar_problems(shown) == []
     assert df["ci_high"].tolist() == [1.12, 1.355]          # the data are not changed
     plain = present(df.assign(ci_high=[0.99, 0.98], r_corrected=[0.9, 0.8]), "x", caps=caps)
     assert not any("bound" in n for n in plain.notes)
+
+
+# --- words, not code, in captions and notes (issue 43) ------------------------------------
+
+@pytest.mark.parametrize("text, what", [
+    # the issue's own examples, as they were printed
+    ("GenderRatingCentered + (1 | FirstName)", "formula syntax"),
+    ("GenderRatingCentered, centred", "a joined-up name"),
+    ("score\\_z on the items", "an identifier"),
+    ("score_z on the items", "an identifier"),
+    ("the logit_two_way model", "an identifier"),
+    ("m_cond_noOther", "an identifier"),
+    ("boundary (singular) fit: see help('isSingular')", "a function call"),
+    ("see help('isSingular')", "a camelCase name"),
+    ("as gbstats.alignment.ceiling computes it", "a module path"),
+    ("scored as in pronoun_fidelity", "an identifier"),
+    ("rating ~ score + (1|item)", "formula syntax"),
+    ("fitted as `y ~ x`", "a code span"),
+    ("the run's --seed", "a command-line option"),
+    ("the item:group intercepts", "an R term name"),
+    ("estimate +/- qt(0.975, df) x SE", "a function call"),
+])
+def test_prose_problems_find_code_in_a_caption_or_note(text, what):
+    from gbstats.report.table_grammar import prose_problems
+
+    assert any(what in p for p in prose_problems(text)), (text, prose_problems(text))
+
+
+@pytest.mark.parametrize("text", [
+    "The first name's gender rating, centred; random intercepts for first names.",
+    "Satterthwaite df (lmerTest); e.g. 12:30, a 1:2 ratio, i.e. p < .05.",
+    "Kept as estimated in results.json; Watson et al. (2023), p. 12.",
+    "SmolLM2-135M and TinyLlama, scored with PyMC and statsmodels; the SE(s).",
+    "Design check: closeness varies only between frames.",
+])
+def test_prose_problems_pass_words_a_paper_prints(text):
+    from gbstats.report.table_grammar import prose_problems
+
+    assert prose_problems(text) == []
+
+
+def test_a_design_check_said_twice_is_a_problem():
+    from gbstats.report.table_grammar import prose_problems
+
+    twice = "Design check: closeness varies only between frames. Design check: again."
+    assert any("2 times" in p for p in prose_problems(twice))
+
+
+def test_grammar_problems_read_the_caption_and_every_note():
+    table = present(pd.DataFrame({"x": [1.5, 2.5]}), "Fit of `rating ~ score`",
+                    notes=["A random intercept (1 | FirstName)."])
+    problems = grammar_problems(table)
+    assert any(p.startswith("caption holds") for p in problems)
+    assert any(p.startswith("note holds formula syntax") for p in problems)
+
+
+# --- SIMULATED where the eye lands --------------------------------------------------------
+
+def test_a_simulated_table_says_so_in_its_caption_and_notes():
+    table = present(pd.DataFrame({"Rating": [1.5, 2.5]}), "People's ratings by closeness",
+                    simulated=True)
+    assert table.caption == "SIMULATED: People's ratings by closeness"
+    assert table.notes[0] == SIMULATED_NOTE and grammar_problems(table) == []
+    assert "SIMULATED" in render_latex(table).split(r"\caption{", 1)[1].split("}", 1)[0]
+    # a real table's caption is left as it is
+    assert present(pd.DataFrame({"x": [1.5]}), "Ratings").caption == "Ratings"
+
+
+def test_a_simulated_table_without_the_label_in_its_caption_cannot_be_written(tmp_path):
+    from gbstats.report.study_report import StudyReport
+    from gbstats.report.table_grammar import PresentedTable
+
+    table = present(pd.DataFrame({"x": [1.5, 2.5]}), "Ratings", simulated=True)
+    unlabelled = PresentedTable("Ratings", table.parts, table.notes, "tab:r")
+    assert any("SIMULATED" in p for p in grammar_problems(unlabelled))
+    report = StudyReport("demo", tmp_path, "Demo")
+    with pytest.raises(ValueError, match="SIMULATED"):
+        report._write_table("ratings", unlabelled, pd.DataFrame({"x": [1.5, 2.5]}))
+    assert not (tmp_path / "tables" / "ratings.tex").exists()
+
+
+def test_a_simulated_model_table_says_so_in_its_caption():
+    from gbstats.report.model_table import ModelTable
+
+    table = ModelTable({}, [], {}, [], pd.DataFrame()).presented("Fit", simulated=True)
+    assert table.caption == "SIMULATED: Fit"
+
+
+# --- a model's formula in words -----------------------------------------------------------
+
+def test_formula_in_words_names_every_term_and_grouping_factor():
+    from gbstats.report.formula_words import formula_in_words
+    from gbstats.report.table_grammar import prose_problems
+
+    # expected by hand: response, the fixed terms in order, each random term
+    text = formula_in_words(
+        "GenderRatingCentered ~ cond * rating_c + (1 + rating_c | FirstName) + (1 | SubjID)",
+        {"GenderRatingCentered": "the gender rating", "cond": "the condition",
+         "rating_c": "the first name's gender rating, centred"},
+        {"FirstName": "first names", "SubjID": "participants"})
+    assert text == ("the gender rating regressed on the condition, the first name's gender "
+                    "rating, centred and their interaction, with random intercepts and slopes "
+                    "for the first name's gender rating, centred by first names, and random "
+                    "intercepts for participants")
+    # names nobody gave words for are still words, never identifiers
+    plain = formula_in_words("score_z ~ item_kind + (1 | item:group)")
+    assert plain == ("score z regressed on item kind, with random intercepts for items "
+                     "within groups") and prose_problems(plain) == []
+
+
+def test_a_report_keeps_the_formula_for_its_methods_section(tmp_path):
+    import json
+
+    from gbstats.report.study_report import StudyReport
+
+    report = StudyReport("demo", tmp_path, "Demo")
+    words = report.formula("fit", "rating ~ score + (1 | item)", {"rating": "the rating",
+                                                                 "score": "the score"})
+    assert words == "the rating regressed on the score, with random intercepts for items"
+    report.table("fit", pd.DataFrame({"x": [1.5]}), "Fit", notes=[words])
+    report.write({"study": "demo"})
+    md = (tmp_path / "report.md").read_text()
+    assert "## Methods: model formulas" in md and "`rating ~ score + (1 | item)`" in md
+    assert json.loads((tmp_path / "results.json").read_text())["formulas"] == {
+        "fit": "rating ~ score + (1 | item)"}
+
+
+# --- correlations capped for display, with a flag -----------------------------------------
+
+def test_a_capped_correlation_is_flagged_in_its_cell_and_named_in_the_notes():
+    from gbstats.report.table_grammar import CAP_FLAG, correlation_caps
+
+    df = pd.DataFrame({"pair": ["a", "b"], "r_corrected": [1.355, 0.5],
+                       "ci_low": [0.9, 0.2], "ci_high": [1.08, 0.7]})
+    table = present(df, "Corrected r", labels={"r_corrected": "Corrected r", "pair": "Pair"},
+                    caps=correlation_caps("r_corrected", "ci_low", "ci_high"))
+    cells = {c.label: c.cells for c in table.parts[0].columns}
+    assert cells["Corrected r"] == [f"1.000{CAP_FLAG}", "0.500"]
+    assert cells["95% CI"] == [f"[0.900, 1.000{CAP_FLAG}]", "[0.200, 0.700]"]
+    assert any(n.startswith("Corrected r, 95% CI: values beyond") for n in table.notes)
+    assert grammar_problems(table) == []
