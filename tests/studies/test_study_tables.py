@@ -19,6 +19,7 @@ import importlib.util
 
 import pytest
 
+from gbstats.report.report_figures import figure_problems
 from gbstats.report.report_tables import report_problems
 from studies.discovery import discover
 
@@ -47,3 +48,31 @@ def test_every_table_reads_like_a_paper_and_compiles(study, study_output):
     problems = report_problems(out)
     assert not problems, "\n".join(f"{name}: {p}" for name, found in problems.items()
                                    for p in found)
+
+
+# The studies whose question is people vs the model: each writes one effects figure (issue 43).
+EFFECTS_FIGURES = {"name_gender", "pronoun_memory", "singular_they"}
+
+
+@needs_r
+@pytest.mark.slow
+@pytest.mark.parametrize("study", sorted(discover()))
+def test_every_figure_opens_as_an_image_and_is_listed(study, study_output):
+    """Issue 43, item 6: the figures a reviewer would open, opened. Every PNG and PDF under
+    figures/ renders to an image that is not blank, report.md shows each PNG, results.json
+    lists each file; the people-vs-model studies have their effects figure with its PDF.
+    Same run as the tables test above (one per session)."""
+    import json
+
+    from make_baselines import RUNS
+
+    out, _ = study_output(study, RUNS.get(study) or EXTRA_RUNS.get(study))
+    problems = figure_problems(out)
+    assert not problems, "\n".join(problems)
+    if study in EFFECTS_FIGURES:
+        for suffix in (".png", ".pdf"):
+            assert (out / "figures" / f"{study}_effects{suffix}").exists(), suffix
+        record = next(r for r in json.loads((out / "results.json").read_text())["figures"]
+                      if r["name"] == f"{study}_effects")
+        assert record["files"] == [f"figures/{study}_effects.png",
+                                   f"figures/{study}_effects.pdf"]
