@@ -81,6 +81,13 @@ def check_packages() -> list[CheckLine]:
 def r_status() -> CheckLine:
     rscript = shutil.which("Rscript")
     if rscript is None:
+        from gbstats.mixed.engines.lme4 import r_off_path
+
+        found = r_off_path()
+        if found is not None:  # installed, only off the PATH: not "not found" (issue 44)
+            return CheckLine("R + lme4", False, f"R is installed at {found} but not on the PATH; "
+                             f"the lme4 backend is unavailable until it is",
+                             f'export PATH="{found.parent}:$PATH"', required=False)
         return CheckLine("R + lme4", False, "Rscript not found; the lme4 backend is unavailable "
                          "and statsmodels is used where it can fit the model", APT_R, required=False)
     code = ("v <- R.version$version.string; ok <- sapply(c(%s), requireNamespace, quietly=TRUE);"

@@ -153,3 +153,22 @@ def write_probe(folder) -> OSError | None:
     except OSError as exc:
         return exc
     return None
+
+
+def check_probability(value, name: str, *, source: str | None = None) -> float:
+    """`value` as a float strictly between 0 and 1 (a confidence level, an alpha, a coverage),
+    or a DataValidationError naming it: 40.0 meant as 40% was accepted as a probability mass,
+    and 95 for 95% gave a raw error from numpy's quantiles or a row of NaN (issue 44)."""
+    import math
+    import numbers
+
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+          and math.isfinite(float(value)) and 0 < float(value) < 1)
+    if not ok:
+        hint = (f" (for {float(value):g}%, pass {float(value) / 100:g})"
+                if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                and 1 < float(value) < 100 else "")
+        raise DataValidationError(f"{name} must be a probability strictly between 0 and 1{hint}",
+                                  source=source, expected=f"0 < {name} < 1",
+                                  found=repr(value))
+    return float(value)

@@ -583,6 +583,7 @@ def _unavailable(name: str, target: str, is_local: bool, load_from: str, exc: Ex
 
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
+SHORT_COMMIT = re.compile(r"[0-9a-f]{7,39}")
 
 
 def local_revision(fingerprint: str) -> str:
@@ -656,6 +657,13 @@ def _load_transformers(name: str, target: str, revision: str | None, kind: str |
     except ModelUnavailableError:
         raise
     except (OSError, ValueError) as exc:  # huggingface_hub's errors are OSError/ValueError subclasses
+        if not is_local and revision and SHORT_COMMIT.fullmatch(revision):
+            # a short commit was blamed on network access (issue 44): the hub cache keys
+            # snapshots by the full commit, and the hub itself resolves only full ones
+            raise ModelUnavailableError(
+                f"model {name!r}: --revision {revision!r} looks like a shortened commit hash; "
+                f"revisions are resolved by branch, tag or the full 40-character commit "
+                f"(`git log` or the hub's commit page shows it). Pass the full commit") from None
         raise _unavailable(name, target, is_local, load_from, exc) from exc
     snapshot = None
     if not is_local:

@@ -53,7 +53,7 @@ from gbstats.alignment.ratings import check_n_resamples
 from gbstats.alignment.reliability import (GroupRatings, group_alignment, multinomial_weights,
                                            random_halves, rating_matrices, reliability_rows,
                                            weighted_correlation, weighted_item_means)
-from gbstats.errors import DataValidationError
+from gbstats.errors import DataValidationError, check_probability
 
 # The default equivalence bound on the corrected-correlation scale: a difference in
 # alignment smaller than .10 is treated as negligible. A study should state its own.
@@ -190,6 +190,15 @@ def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits:
     for pos, a in enumerate(groups):
         for b in groups[pos + 1:]:
             n_items = a.sums.shape[1]
+            common = int(((a.counts.sum(axis=0) > 0) & (b.counts.sum(axis=0) > 0)).sum())
+            if common < 3:
+                # disjoint item sets gave an all-NaN row (issue 44): there is no profile
+                # to compare, so it is an error that says which groups and how many items
+                raise DataValidationError(
+                    f"groups {a.group!r} and {b.group!r} rated {common} item(s) in common, so "
+                    "their item profiles cannot be correlated", source="trials",
+                    expected="at least 3 items rated by both groups",
+                    found=f"{common} shared item(s)")
             ones_a, ones_b = np.ones((1, a.n_participants)), np.ones((1, b.n_participants))
             r, rel_a, rel_b = _profile_statistics(
                 a, b, ones_a, ones_b, np.ones(n_items),
@@ -250,6 +259,7 @@ def profile_agreement(trials: pd.DataFrame, *, group: str, rating: str,
     for value, name in ((n_boot, "n_boot"), (n_splits, "n_splits"),
                         (n_boot_splits, "n_boot_splits")):
         check_n_resamples(value, name)
+    check_probability(confidence, "confidence")
     _, groups = group_rating_matrices(trials, group=group, rating=rating, item_keys=item_keys,
                                       participant=participant)
     if len(groups) < 2:
@@ -279,6 +289,7 @@ def equivalence_p_value(estimate, se, bound) -> np.ndarray:
 def smallest_equivalence_bound(estimate, se, alpha: float = 0.05) -> np.ndarray:
     """The smallest bound at which TOST at `alpha` would claim equivalence: the larger
     |end| of the (1 - 2 alpha) interval, |d| + z_(1 - alpha) se."""
+    check_probability(alpha, "alpha")
     d, s = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
     return np.abs(d) + stats.norm.ppf(1 - alpha) * s
 
@@ -326,6 +337,7 @@ def finish_comparisons(rows: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     Holm-adjusted within the family too), and the verdict on the adjusted p-values, for a
     table of group comparisons (one row per test) with at least family, group_a, group_b,
     test, primary, scale, estimate, se, ci_low, ci_high, p_value and equivalence_bound (NaN: no bound on this scale). Returns COMPARISON_COLUMNS."""
+    check_probability(alpha, "alpha")
     missing = [c for c in COMPARISON_COLUMNS if c not in rows.columns
                and c not in ("p_holm", "family_size", "p_equivalence", "p_equivalence_holm",
                              "smallest_equivalence_bound", "verdict")]

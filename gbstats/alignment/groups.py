@@ -39,7 +39,7 @@ from gbstats.alignment.ratings import (check_n_resamples, check_one_group_per_pa
                                        item_mean_matrices, key_text, ordered_levels,
                                        prepare_rating_frame, require_columns,
                                        require_no_missing, require_numeric)
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, UnknownNameError, check_probability
 
 ALL_LEVEL = "all"
 
@@ -270,6 +270,7 @@ def group_loglik(trials: pd.DataFrame, model_probs: pd.DataFrame, *,
     categorical order if the column is categorical, else sorted.
     """
     check_n_resamples(n_boot, "n_boot")
+    check_probability(confidence, "confidence")
     frame, groups, split_levels = _prepare_loglik_frame(
         trials, model_probs, participant=participant, group=group, response=response,
         item_keys=item_keys, split_by=split_by, variant=variant, prob=prob, tol=tol)
@@ -528,6 +529,7 @@ def group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,
         raise UnknownNameError("correlation CI method", str(ci_method),
                                list(CORRELATION_CI_METHODS))
     check_n_resamples(n_boot, "n_boot")
+    check_probability(confidence, "confidence")
     frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
@@ -613,6 +615,7 @@ def compare_dependent_correlations(r_xy1: float, r_xy2: float, r_y1y2: float, n:
     statistic (Steiger's Z), p_value, ci_low, ci_high (Zou), ci_level, test,
     ci_method.
     """
+    check_probability(confidence, "confidence")
     values = {"r_xy1": r_xy1, "r_xy2": r_xy2, "r_y1y2": r_y1y2}
     for name, r in values.items():
         if not np.isfinite(r) or abs(r) >= 1:
@@ -675,6 +678,7 @@ def compare_group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, 
     """
     if method not in ("pearson", "spearman"):
         raise UnknownNameError("correlation method", str(method), ["pearson", "spearman"])
+    check_probability(confidence, "confidence")
     frame, scores = prepare_rating_frame(item_scores, trials, participant=participant,
                                           group=group, score=score, rating=rating,
                                           item_keys=item_keys)
@@ -693,9 +697,20 @@ def compare_group_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, 
     for g in candidates:
         _, _, _, rated[g], means[g] = _group_item_means(frame, scores, g, group=group,
                                                         participant=participant)
+        if rated[g].sum() < 3:
+            raise DataValidationError(
+                f"the correlation for group {g!r} is undefined", source="trials", column=group,
+                expected="at least 3 rated items", found=f"{int(rated[g].sum())} rated item(s)")
         r[g] = float(corr(x_all[rated[g]], means[g][rated[g]])[0])
     best, nxt = sorted(candidates, key=lambda g: abs(r[g]), reverse=True)[:2]
     common = rated[best] & rated[nxt]
+    if common.sum() < 4:
+        # disjoint item sets raised a raw ValueError from scipy (issue 44)
+        raise DataValidationError(
+            f"groups {best!r} and {nxt!r} rated {int(common.sum())} item(s) in common; the "
+            "dependent-correlation test compares them on the same items", source="trials",
+            column=group, expected="at least 4 items rated by both groups",
+            found=f"{int(common.sum())} shared item(s)")
     x, y1, y2 = x_all[common], means[best][common], means[nxt][common]
     row = compare_dependent_correlations(float(corr(x, y1)[0]), float(corr(x, y2)[0]),
                                          float(corr(y1, y2)[0]), int(common.sum()),

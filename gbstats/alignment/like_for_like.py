@@ -29,12 +29,20 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.data.validate import require_indicator, require_probability
-from gbstats.errors import DataValidationError
+from gbstats.errors import DataValidationError, check_probability
 
 
 def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval for k successes out of n (Wilson 1927); NaN where n = 0."""
+    check_probability(confidence, "confidence")
     k, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    bad = ~((k >= 0) & (k <= n) & (n >= 0))
+    if bad.any():
+        # 12 successes of 10 gave an interval of NaN without a word (issue 44, new cases)
+        pos = int(np.flatnonzero(bad.ravel())[0])
+        raise DataValidationError("a count of successes must lie in 0..n", source="wilson_interval",
+                                  expected="0 <= successes <= n",
+                                  found=f"{k.ravel()[pos]:g} of {n.ravel()[pos]:g} (entry {pos + 1})")
     z = stats.norm.ppf(1 - (1 - confidence) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n
@@ -102,6 +110,7 @@ def people_shares(trials: pd.DataFrame, option_sets: Mapping[str, Sequence[str]]
     """Per `by` group and option set S: trials, trials in S (`n_in_set`), the target's
     count, its share of S with a Wilson interval, and the share of all trials S covers
     (`coverage`). Options are 0/1 indicator columns of `trials`; one row per group x set."""
+    check_probability(confidence, "confidence")
     columns = sorted({o for opts in option_sets.values() for o in opts} | {target})
     _require(trials, list(by) + columns, "trials")
     indicators = trials[list(by)].copy()

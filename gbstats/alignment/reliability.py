@@ -116,7 +116,7 @@ from scipy import stats
 
 from gbstats.alignment.ratings import (check_n_resamples, item_mean_matrices, ordered_levels,
                                        prepare_rating_frame)
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, UnknownNameError, check_probability
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
                        "ci_low", "ci_high", "n_items", "n_participants", "n_splits", "n_boot",
@@ -305,6 +305,7 @@ def bc_interval(estimate: float, draws: np.ndarray, confidence: float = 0.95) ->
     bound is moved to the estimate, so the interval always contains it.
     Returns (low, high, number of finite draws); NaNs without finite draws.
     """
+    check_probability(confidence, "confidence")
     draws = np.asarray(draws, float)
     draws = draws[np.isfinite(draws)]
     if draws.size == 0 or not np.isfinite(estimate):
@@ -645,6 +646,7 @@ def centred_percentile_interval(estimate: float, draws: np.ndarray, confidence: 
     so the recentred replicates stand for the sampling distribution around
     r. Returns (low, high, number of finite draws); NaNs without any.
     """
+    check_probability(confidence, "confidence")
     draws = np.asarray(draws, float)
     draws = draws[np.isfinite(draws) & (np.abs(draws) < 1)]
     if draws.size == 0 or not np.isfinite(estimate) or abs(estimate) >= 1:

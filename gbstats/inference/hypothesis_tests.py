@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from gbstats.errors import DataValidationError, UnknownNameError
+from gbstats.errors import DataValidationError, UnknownNameError, check_probability
 from gbstats.exclusions import ExclusionLog
 
 RESULT_COLUMNS = [
@@ -149,6 +149,7 @@ def welch_ttest(a, b, *, label_a: str = "a", label_b: str = "b",
     (signed: positive when a > b). Needs at least 2 values per sample and
     some variation.
     """
+    check_probability(confidence, "confidence")
     import pingouin
 
     _check_choice(alternative, ALTERNATIVES, "alternative")
@@ -191,6 +192,7 @@ def mann_whitney(a, b, *, alternative: str = "two-sided", label_a: str = "a",
     times): no closed form is in common use. `alternative="greater"` tests
     whether a tends to be larger than b.
     """
+    check_probability(confidence, "confidence")
     import pingouin
     from scipy import stats
 
@@ -241,6 +243,7 @@ def correlation(x, y, *, method: str = "pearson", alternative: str = "two-sided"
     usual large-sample approximation. Needs at least 4 complete pairs (the
     interval uses n - 3) and variation in both samples.
     """
+    check_probability(confidence, "confidence")
     import pingouin
 
     _check_choice(method, CORRELATION_METHODS, "correlation method")

@@ -31,6 +31,7 @@ import re
 import warnings as py_warnings
 from collections.abc import Mapping
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -676,6 +677,65 @@ def _require_engines() -> None:
         raise MissingDependencyError(
             f"fit_bayes needs bambi, PyMC and ArviZ ({exc.name} is missing); "
             "install them with `pip install gbstats[bayes]`") from exc
+    keep_numba_sources_private()
+
+
+NUMBA_SOURCES_PREFIX = "gbstats-numba-sources-"
+_numba_sources: Path | None = None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def keep_numba_sources_private() -> Path | None:
+    """Send the source files PyTensor writes for numba into a folder of this process's own,
+    removed when the process ends.
+
+    PyTensor compiles each numba function from generated source that it first writes to a
+    `NamedTemporaryFile(delete=False)` in TMPDIR and never removes: about 11 files per
+    Bayesian fit, left behind for good (issue 44, case 15). Here both of its writers
+    (pytensor.link.utils and pytensor.link.numba.cache) get that class with `dir=` this
+    folder; the folder goes at exit (normal end, an error, Ctrl-C, SIGTERM, which the
+    runner turns into an exit), and a folder whose process was killed (SIGKILL) is removed
+    by the next process that fits. Returns the folder (None where PyTensor is missing)."""
+    global _numba_sources
+    if _numba_sources is not None:
+        return _numba_sources
+    import atexit
+    import functools
+    import importlib
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.gettempdir())
+    for old in base.glob(f"{NUMBA_SOURCES_PREFIX}*"):
+        pid = old.name[len(NUMBA_SOURCES_PREFIX):].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        # <prefix><pid>-<random>: the pid tells the clean-up above whose folder it is
+        folder = Path(tempfile.mkdtemp(prefix=f"{NUMBA_SOURCES_PREFIX}{os.getpid()}-",
+                                       dir=base))
+    except OSError:
+        return None  # an unwritable TMPDIR: PyTensor will fail on it with its own message
+    patched = functools.partial(tempfile.NamedTemporaryFile, dir=str(folder))
+    for name in ("pytensor.link.utils", "pytensor.link.numba.cache"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "NamedTemporaryFile"):
+            module.NamedTemporaryFile = patched
+    atexit.register(shutil.rmtree, folder, True)
+    _numba_sources = folder
+    return folder
 
 
 def require_whole_posterior(idata, draws: int, chains: int) -> None:

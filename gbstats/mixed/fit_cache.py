@@ -238,6 +238,10 @@ def _load(path: Path, key: str):
         stored = path.read_bytes()
     except FileNotFoundError:
         return None
+    except NotADirectoryError:
+        # the folder itself is a file: no stored result "failed verification" (issue 44:
+        # every fit of a run was reported as a damaged entry)
+        raise _folder_is_a_file(path) from None
     except OSError as exc:
         rejected.append(Rejected(path, f"unreadable ({exc.strerror or exc})"))
         return None
@@ -259,6 +263,15 @@ def _load(path: Path, key: str):
             ValueError) as exc:  # verified bytes that no longer unpickle (a class moved)
         rejected.append(Rejected(path, f"it no longer loads ({type(exc).__name__})"))
         return None
+
+
+def _folder_is_a_file(path: Path):
+    from gbstats.errors import PlaceError
+
+    blocker = next((p for p in path.parents if p.is_file()), path.parent)
+    return PlaceError(f"the fit cache folder {path.parent} cannot hold stored fits: {blocker} is "
+                      f"a file, not a folder; move it away, or pass another cache folder "
+                      f"(--cache-dir), or turn the cache off (--no-cache)")
 
 
 def _store(path: Path, key: str, value) -> None:

@@ -94,9 +94,10 @@ def read_predictions(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     source = str(path)
-    if not path.is_file():
-        raise DataValidationError("predictions file not found", source=source,
-                                  expected="an existing JSON Lines file", found="no such file")
+    # a folder, '-' or a missing path each said what it is instead of "not found" (issue 44)
+    from gbstats.data.validate import require_readable_file
+
+    require_readable_file(path, source=source, column="--predictions")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:

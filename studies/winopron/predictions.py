@@ -74,8 +74,12 @@ def read_jsonl(path: Path) -> pd.DataFrame:
 
 def read_predictions(path) -> pd.DataFrame:
     """Validated predictions: columns sentence_id, prediction (lower-case), line."""
+    from gbstats.data.validate import require_readable_file
+
     path = Path(path)
     source = str(path)
+    # before the file type: a folder was "unknown predictions file type" (issue 44)
+    require_readable_file(path, source=source, column="--predictions")
     suffix = path.suffix.lower()
     if suffix in TSV_SUFFIXES:
         raw = read_table(path, sep="\t", dtype=str, keep_default_na=False, source=source)

@@ -21,6 +21,7 @@ import shutil
 import sys
 import warnings as pywarnings
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,9 +41,34 @@ def available() -> bool:
             and importlib.util.find_spec("rpy2") is not None)
 
 
+def r_off_path() -> Path | None:
+    """An R executable that is installed but not on the PATH (R_HOME, or where Debian, a
+    source build or rig put it), or None."""
+    import glob
+    import os
+
+    places = [Path(os.environ["R_HOME"]) / "bin" / "R"] if os.environ.get("R_HOME") else []
+    places += [Path(p) for p in ("/usr/lib/R/bin/R", "/usr/local/lib/R/bin/R", "/usr/bin/R",
+                                 "/usr/local/bin/R", "/opt/homebrew/bin/R")]
+    places += [Path(p) for p in sorted(glob.glob("/opt/R/*/bin/R"))]
+    return next((p for p in places if p.is_file() and os.access(p, os.X_OK)), None)
+
+
 def require() -> None:
-    if not available():
-        raise MissingDependencyError(f"backend='lme4' needs R and pymer4: {INSTALL_HINT}")
+    if available():
+        return
+    if shutil.which("R") is None:
+        found = r_off_path()
+        if found is not None:
+            # installed, only not found: "not installed" sent people to reinstall R (issue 44)
+            raise MissingDependencyError(
+                f"backend='lme4' needs R on the PATH: R is installed at {found}, but it is not "
+                f"on the PATH; add its folder (export PATH=\"{found.parent}:$PATH\")")
+        raise MissingDependencyError(f"backend='lme4' needs R, which is not installed (no R on "
+                                     f"the PATH): {INSTALL_HINT}")
+    missing = [m for m in ("pymer4", "rpy2") if importlib.util.find_spec(m) is None]
+    raise MissingDependencyError(f"backend='lme4' needs the Python package(s) "
+                                 f"{', '.join(missing)}, not installed: {INSTALL_HINT}")
 
 
 class LazyRPackage:
