@@ -237,3 +237,44 @@ def with_design_check(result, table: pd.DataFrame):
 
 def is_design_warning(text: str) -> bool:
     return text.startswith(DESIGN_CHECK_PREFIX)
+
+
+# --------------------------------------------------------------------------
+# the two sides of a comparison: a grouping factor one side models and the other leaves out
+
+def grouping_parity(sides: dict, counterparts: Sequence[Sequence[str]]) -> list[str]:
+    """Warnings for a comparison fitted on two sides (people and a model, say) whose random
+    effects differ: a grouping factor that one side's formula has, whose counterpart is a
+    column of the other side's data with two or more levels, yet is not in the other side's
+    formula. Such a pair tests the same effect against different noise: the side without
+    the term counts the rows of one level (one story) as independent evidence.
+
+    `sides`: {side name: (formula, rows)}; `counterparts`: tuples of column names that are
+    one factor under each side's name (("frame", "Story"): the model's frame is people's
+    story). A factor's name on its own counts as its counterpart. Interaction factors are
+    columns of their own (a story x condition column), named in `counterparts` the same way.
+    """
+    if len(sides) != 2:
+        raise DataValidationError("a grouping parity check compares two sides",
+                                  source="grouping_parity", expected="two sides",
+                                  found=f"{len(sides)}: {list(sides)}")
+    (name_a, (formula_a, rows_a)), (name_b, (formula_b, rows_b)) = sides.items()
+    groups = {name_a: set(_as_parsed(formula_a).groups), name_b: set(_as_parsed(formula_b).groups)}
+    rows = {name_a: rows_a, name_b: rows_b}
+    warnings = []
+    for this, other in ((name_a, name_b), (name_b, name_a)):
+        for factor in sorted(groups[this]):
+            names = next((set(c) for c in counterparts if factor in c), {factor})
+            if names & groups[other]:
+                continue
+            present = [c for c in sorted(names) if c in rows[other].columns
+                       and rows[other][c].nunique(dropna=True) >= 2]
+            if present:
+                column = present[0]
+                warnings.append(
+                    f"{DESIGN_CHECK_PREFIX} the {this} side's formula has a random effect for "
+                    f"{factor}, and the {other} side's data hold it ({column}, "
+                    f"{rows[other][column].nunique()} levels), but the {other} side's formula "
+                    f"leaves it out, so the two sides' effects are tested against different "
+                    f"noise; add (1 | {column}) to the {other} side's formula")
+    return warnings

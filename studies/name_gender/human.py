@@ -37,7 +37,9 @@ random effect.
 fixed part on the he/she trials only (Exp 3's is their `m_noOther`), the
 people's side of the comparison with the model's two-way share she / (he + she),
 with a random intercept for the first name where the model has the rating
-(`NameUnit`, the first name or else the last name shown, for Exp 1's m_cond).
+(`NameUnit`, the first name or else the last name shown, for Exp 1's m_cond), and in
+Exp 3 random intercepts for the story and the story x condition cell, as on the model
+side (issue 40).
 """
 from __future__ import annotations
 
@@ -115,8 +117,10 @@ LIKE_FOR_LIKE_MODELS = (
                "first_full_no_other", "fixed", "gbstats: m_nameGender on the he/she trials",
                "(1 | FirstName)", LIKE_FOR_LIKE_OPTIMIZER),
     HumanModel(3, "m_noOther_firstName", "She", "Condition * GenderRatingCentered", "no_other",
-               "centered_helmert", "gbstats: m_noOther with a first-name random intercept",
-               "(1 | FirstName)", LIKE_FOR_LIKE_OPTIMIZER),
+               "centered_helmert",
+               "gbstats: m_noOther with first-name, story and story x condition random "
+               "intercepts", "(1 | FirstName) + (1 | Story) + (1 | StoryCondition)",
+               LIKE_FOR_LIKE_OPTIMIZER),
 )
 
 
@@ -138,6 +142,9 @@ def experiment_frame(trials: pd.DataFrame) -> pd.DataFrame:
     out = trials.rename(columns={"SubjID": "Participant"}).copy()
     out["GenderRatingCentered"] = out["GenderRating"] - out["GenderRating"].mean()  # NaN skipped
     out["FirstName"], out["NameUnit"] = name_parts(trials)
+    if "Prompt" in out.columns:                            # Exp 3-4: the story (7 of them)
+        out["Story"] = out["Prompt"]
+        out["StoryCondition"] = out["Prompt"].astype(str) + ":" + out["Condition"].astype(str)
     return out
 
 
@@ -158,7 +165,8 @@ def model_data(spec: HumanModel, trials: pd.DataFrame) -> tuple[pd.DataFrame, di
         rows = rows[rows["Other"] == 0]
     columns = ["Participant", "Item", "Condition", spec.outcome] + (
         ["GenderRatingCentered"] if spec.has_rating else []) + ["FirstName"] + (
-        ["NameUnit"] if "NameUnit" in spec.extra_random else [])
+        ["NameUnit"] if "NameUnit" in spec.extra_random else []) + [
+        c for c in ("Story", "StoryCondition") if c in spec.extra_random]
     return rows[columns].reset_index(drop=True), contrasts
 
 

@@ -13,11 +13,14 @@
 #       the earlier report's formula (three-way logit), and the same + (1 | first_name)
 #       (issue 31 quotes Exp 1's slope: 0.258 (SE 0.061) without, 0.247 (SE 0.124,
 #       df 19, p = .061) with);
-#   mirror_exp1_m_cond:       logit_two_way ~ Condition + (1 | frame) + (1 | name_unit)
+#   mirror_exp1_m_cond:       logit_two_way ~ Condition + (1 | frame) + (1 | frame_condition)
+#                             + (1 | name_unit) + (1 | item_key)
 #   mirror_exp1_m_nameGender: logit_two_way ~ Condition * GenderRatingCentered
-#                             + (1 | frame) + (1 | first_name)
+#                             + (1 | frame) + (1 | frame_condition) + (1 | first_name)
+#                             + (1 | item_key)
 #   mirror_exp3_m_noOther:    logit_two_way ~ Condition * GenderRatingCentered
-#                             + (1 | frame) + (1 | first_name) + (1 | item_key)
+#                             + (1 | frame) + (1 | frame_condition) + (1 | first_name)
+#                             + (1 | item_key)   (frame_condition: story x condition, issue 40)
 # with the authors' codings: Exp 1's fixed matrices, Exp 3's centred Helmert coding
 # (Fraundorf's centerfactor, reference levels "last", "first").
 
@@ -61,9 +64,12 @@ fit <- function(formula, rows) {
 }
 
 e1 <- scores[scores$experiment == 1, ]
+e1$frame_condition <- paste(e1$frame, e1$Condition, sep = ":")
 e1ff <- with_contrast(e1[e1$Condition != "last", ], c("first", "full"), fixed2)
 e1all <- with_contrast(e1, c("first", "full", "last"), fixed3)
 e3 <- with_contrast(scores[scores$experiment == 3, ], c("first", "full", "last"), helmert3)
+# Exp 3's story x condition cell (issue 40): 7 stories, each in all three conditions
+e3$frame_condition <- paste(e3$frame, e3$Condition, sep = ":")
 
 earlier <- "she_logit ~ Condition * GenderRatingCentered + (1 | frame)"
 out <- list(
@@ -71,11 +77,14 @@ out <- list(
   earlier_exp1_first_name = fit(paste(earlier, "+ (1 | first_name)"), e1ff),
   earlier_exp3 = fit(earlier, e3),
   earlier_exp3_first_name = fit(paste(earlier, "+ (1 | first_name)"), e3),
-  mirror_exp1_m_cond = fit("logit_two_way ~ Condition + (1 | frame) + (1 | name_unit)", e1all),
+  mirror_exp1_m_cond = fit(paste("logit_two_way ~ Condition + (1 | frame) + (1 | frame_condition)",
+                                 "+ (1 | name_unit) + (1 | item_key)"), e1all),
   mirror_exp1_m_nameGender = fit(paste("logit_two_way ~ Condition * GenderRatingCentered",
-                                       "+ (1 | frame) + (1 | first_name)"), e1ff),
+                                       "+ (1 | frame) + (1 | frame_condition) + (1 | first_name)",
+                                       "+ (1 | item_key)"), e1ff),
   mirror_exp3_m_noOther = fit(paste("logit_two_way ~ Condition * GenderRatingCentered",
-                                    "+ (1 | frame) + (1 | first_name) + (1 | item_key)"), e3),
+                                    "+ (1 | frame) + (1 | frame_condition) + (1 | first_name)",
+                                    "+ (1 | item_key)"), e3),
   versions = list(R = R.version.string, lme4 = as.character(packageVersion("lme4")),
                   lmerTest = as.character(packageVersion("lmerTest")))
 )

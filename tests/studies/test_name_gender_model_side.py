@@ -143,6 +143,8 @@ def test_model_side_fits_match_lmertest(tables, name, ref, experiment, subset, c
 
     scores = pd.read_csv(SCORES)
     rows = scores[scores["experiment"] == experiment]
+    if name.startswith("mirror_"):                    # the story x condition cell (issue 40)
+        rows = rows.assign(frame_condition=rows["frame"] + ":" + rows["Condition"])
     if subset == "first_full":
         rows = rows[rows["Condition"] != "last"]
     contrasts = M.condition_coding(experiment, subset, coding, tables)
