@@ -24,6 +24,16 @@ assumption, and the binary case is left to a later run.
     nice -n 10 python benchmarks/group_comparison_calibration.py --panels 200 \
         --out benchmarks/results/group_comparison_calibration.json
 
+Issue 40 adds the analysed shape (`BINARY_DESIGNS`, `run_binary_case`): binary responses
+(she or he), 189 items clustered in 21 names (9 items each; the model's score and people's
+profiles share a name component), about 12-16 responses per item per group, and the
+groups' item profiles agreeing at .99 and above, as men's and non-male participants' do in
+Exp 3; and the sparse Exp-3 shape again. In both, at equal alignment, it records the rate
+of p < .05 of the primary z test and of the permutation test of participants' group labels
+(`gbstats.alignment.group_permutation`, exact by construction), with exact intervals:
+
+    nice -n 10 python benchmarks/group_comparison_calibration.py --binary --panels 400
+
 Monte Carlo standard errors are sqrt(p (1 - p) / n) and the intervals exact
 (Clopper-Pearson). The variance replicates are fewer than the library's defaults
 (`settings`), which if anything lowers coverage.
@@ -109,6 +119,89 @@ def run_case(design: str, case: str, n_panels: int, seed: int) -> dict:
             "seconds": round(time.time() - start, 1)}
 
 
+# --------------------------------------------------------------------------
+# issue 40: the analysed shape (binary, clustered items, profiles agreeing at .99+)
+
+BINARY_DESIGNS = {
+    # 21 names x 9 items (3 surnames x 3 conditions); 480 and 600 people, 5 he/she
+    # responses each: 12.7 and 15.9 responses per item per group
+    "analysed_binary": dict(sizes={"a": 480, "b": 600}, n_clusters=21, items_per_cluster=9,
+                            items_per_person=5, shared=0.995),
+    # Exp 3's sparse shape, binary: 63 items in 21 names, each person 7 items
+    "exp3_sparse_binary": dict(sizes={"a": 514, "b": 638}, n_clusters=21, items_per_cluster=3,
+                               items_per_person=7, shared=0.995),
+}
+BINARY_RHO = 0.45          # each group's true alignment (equal: the null)
+NAME_SHARE = 0.6           # share of the model score's variance that is the name's
+LOGIT_SCALE = 1.5          # item logits' SD: people's item shares spread over about .1-.9
+PERSON_SD = 0.5
+N_PERM = 199               # p in steps of 1/200, so P(p <= .05) is exactly .05 under the null
+
+
+def simulate_binary_panel(spec: dict, rho: float, rng: np.random.Generator):
+    """(x, [GroupRatings a, b], true profile correlation): binary responses from
+    P(she) = expit(person offset + LOGIT_SCALE (rho x_i + sqrt(1 - rho^2) own_gi)), where
+    x_i (the model's score) and the non-model parts both carry a name component, and the
+    groups' own parts share `spec["shared"]` of their variance."""
+    from scipy.special import expit
+
+    from gbstats.alignment.reliability import GroupRatings
+
+    k, per = spec["n_clusters"], spec["items_per_cluster"]
+    n_items = k * per
+    name = np.repeat(np.arange(k), per)
+
+    def clustered() -> np.ndarray:
+        v = (np.sqrt(NAME_SHARE) * rng.standard_normal(k)[name]
+             + np.sqrt(1 - NAME_SHARE) * rng.standard_normal(n_items))
+        return (v - v.mean()) / v.std()
+
+    x, common = clustered(), clustered()
+    groups, profiles = [], []
+    for g, n in spec["sizes"].items():
+        own = np.sqrt(spec["shared"]) * common + np.sqrt(1 - spec["shared"]) * clustered()
+        logit = LOGIT_SCALE * (rho * x + np.sqrt(1 - rho ** 2) * own)
+        profiles.append(logit)
+        counts = np.zeros((n, n_items))
+        picks = np.argsort(rng.random((n, n_items)), axis=1)[:, :spec["items_per_person"]]
+        np.put_along_axis(counts, picks, 1.0, axis=1)
+        p = expit(rng.normal(0, PERSON_SD, n)[:, None] + logit[None, :])
+        groups.append(GroupRatings(g, np.array([f"{g}{i:04d}" for i in range(n)], dtype=object),
+                                   (rng.random((n, n_items)) < p) * counts, counts))
+    return x, groups, float(np.corrcoef(*profiles)[0, 1])
+
+
+def run_binary_case(design: str, n_panels: int, seed: int, z_panels: int = 0) -> dict:
+    """Equal alignment in a binary design: the permutation test's rate of p < .05 over
+    `n_panels` panels, and the primary z test's over the first `z_panels` of them (it costs
+    about 40 times as much)."""
+    from gbstats.alignment.group_permutation import permutation_difference_test
+
+    spec = BINARY_DESIGNS[design]
+    hits = {"permutation_p_below_05": [], "primary_p_below_05": []}
+    per_item, agreement = [], []
+    start = time.time()
+    for panel in range(n_panels):
+        rng = np.random.default_rng([seed, 100 + list(BINARY_DESIGNS).index(design), panel])
+        x, groups, truth = simulate_binary_panel(spec, BINARY_RHO, rng)
+        agreement.append(truth)
+        per_item.append([float(g.counts.sum(axis=0).mean()) for g in groups])
+        perm = permutation_difference_test(x, groups[0], groups[1], n_perm=N_PERM, rng=rng)
+        hits["permutation_p_below_05"].append(perm["p_value"] <= 0.05)
+        if panel < z_panels:
+            _, _, comparison = alignment_tables_from_matrices(
+                x, groups, n_splits=SETTINGS["n_splits"], n_boot=SETTINGS["n_boot"],
+                n_var_boot=SETTINGS["n_var_boot"], n_boot_splits=SETTINGS["n_boot_splits"],
+                rng=rng)
+            hits["primary_p_below_05"].append(comparison.iloc[0]["p_value"] < 0.05)
+    return {"design": design, "case": "equal", "rho_a": BINARY_RHO, "rho_b": BINARY_RHO,
+            "true_difference": 0.0, "n_perm": N_PERM,
+            "responses_per_item_per_group": np.mean(per_item, axis=0).round(1).tolist(),
+            "mean_true_profile_correlation": float(np.mean(agreement)),
+            "rates": {k: rate(v) for k, v in hits.items() if v},
+            "seconds": round(time.time() - start, 1)}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--panels", type=int, default=200)
@@ -116,7 +209,26 @@ def main(argv=None) -> None:
     parser.add_argument("--design", action="append", choices=list(DESIGNS))
     parser.add_argument("--case", action="append", choices=list(CASES))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--binary", action="store_true",
+                        help="also the analysed binary designs (issue 40), added to --out's runs")
+    parser.add_argument("--binary-only", action="store_true",
+                        help="only the binary designs, added to the runs already in --out")
+    parser.add_argument("--z-panels", type=int, default=0,
+                        help="binary designs: the primary z test on the first N panels only "
+                             "(about 40 times the permutation test's cost)")
     args = parser.parse_args(argv)
+    if args.binary_only:
+        results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": []}
+        results["runs"] = [r for r in results["runs"] if r["design"] not in BINARY_DESIGNS]
+        results["binary_designs"] = BINARY_DESIGNS
+        for design in BINARY_DESIGNS:
+            print(f"{design} equal: {args.panels} panels", flush=True)
+            results["runs"].append(run_binary_case(design, args.panels, args.seed,
+                                                   z_panels=args.z_panels))
+            print(json.dumps(results["runs"][-1]["rates"]), flush=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+        return
     results = {"what": __doc__.split("\n\n")[0], "bound": BOUND, "shared_item": SHARED,
                "noise": NOISE, "designs": DESIGNS, "settings": SETTINGS, "seed": args.seed,
                "runs": []}
