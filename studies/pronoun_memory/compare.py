@@ -1,7 +1,7 @@
 """People against the model, like for like: every comparison of the study lives here.
 
-(One module on purpose: gbstats' own group comparison and design check are being
-built; when they land, these functions are what switches over.)
+(One module on purpose. The women-vs-men comparison uses gbstats' group comparison:
+gbstats.alignment.group_comparison, as name_gender does.)
 
 Quantities, on one definition for both sides:
 
@@ -20,6 +20,18 @@ Quantities, on one definition for both sides:
 * Exp 2: the gap in each PSA (and Biographies) condition and how much the
   gendered-language PSA (the they biographies) closes it: gap(unrelated) -
   gap(gendered), positive = closes.
+
+What the model's numbers may be read as (declared here, once):
+
+* memory needs the probe: each character alone, without the math text
+  (contexts.PROBE). Where the model's order-balanced probability on the correct
+  option there is not above chance (the lower end of its 95% interval over
+  characters at or below 1/3: MEASURING_RULE), its answer does not depend on the
+  character, and no verdict about its memory (or, for production, about its
+  keeping a pronoun) is drawn: "not measuring memory" (`memory_probe`);
+* FLOOR: a contrast on the log-odds scale whose model sides all sit below
+  P = FLOOR (e.g. P(they) 0.003 with the unrelated PSA vs 0.005 with the gendered
+  one) is "at floor: no comparison", whatever its interval says (`floor_sides`).
 
 Intervals: a two-way bootstrap over participants and characters (names)
 together (the "pigeonhole" bootstrap, studies.cognitive_bias.uncertainty, whose
@@ -41,6 +53,19 @@ from studies.cognitive_bias.uncertainty import (crossed_level_counts, percentile
 PRONOUNS = ("he/him", "she/her", "they/them")
 TASKS = ("memory", "production")
 N_BOOT = 1000
+# the floor rule: below this probability on every side of a contrast, a log-odds (or
+# ratio) contrast measures the tail of the model's distribution, not a preference
+FLOOR = 0.01
+CHANCE = 1 / 3
+MEASURING_RULE = ("the lower end of the 95% interval (characters resampled) of the mean "
+                  "order-balanced probability on the correct option, each character alone "
+                  "without the math text, above chance (1/3)")
+NOT_MEASURING = "not measuring memory"
+AT_FLOOR = "at floor: no comparison"
+# people vs the model and women vs men: the family of verdicts Holm runs over, and the
+# equivalence bound of the women-vs-men comparison (as name_gender's, corrected-r scale)
+EQUIVALENCE_BOUND = 0.10
+GENDER_FAMILY = "primary: women vs men, corrected r"
 
 
 def people_long(tables: dict, log=None) -> pd.DataFrame:
@@ -234,6 +259,12 @@ def compare(people: pd.DataFrame, model: pd.DataFrame, *, n_boot: int = N_BOOT,
                 task, what, where = label
                 contrast_rows.append({"experiment": experiment, "task": task, "contrast": what,
                                       "condition": where, **row})
+    contrasts = pd.DataFrame(contrast_rows)
+    if len(contrasts):
+        sides = [floor_sides(model, r.experiment, r.task, r.contrast, r.condition)
+                 for r in contrasts.itertuples()]
+        contrasts["model_sides"] = [", ".join(f"{v:.4f}" for v in side) for side in sides]
+        contrasts["at_floor"] = [bool(max(side) < FLOOR) for side in sides]
     cells = pd.DataFrame(cell_rows)
     for c in ("PSA", "Biographies"):
         if c not in cells:
@@ -241,7 +272,29 @@ def compare(people: pd.DataFrame, model: pd.DataFrame, *, n_boot: int = N_BOOT,
     cells["cell"] = np.where(cells["PSA"].isna(), "all",
                              "PSA " + cells["PSA"].map(_level("PSA")).fillna("") + ", "
                              + cells["Biographies"].map(_level("Biographies")).fillna(""))
-    return cells, pd.DataFrame(contrast_rows)
+    return cells, contrasts
+
+
+def floor_sides(model: pd.DataFrame, experiment: str, task: str, contrast: str,
+                condition: str) -> list[float]:
+    """The model's accuracies on the sides of a log-odds contrast (the floor rule): the they
+    gap's he/she side (the mean of the he and she cells) and its they side, within the
+    condition; "gap closed by F": P(they) with F = 0 and with F = 1, the quantities whose
+    logits the contrast sets against each other."""
+    part = model[(model["experiment"] == experiment) & (model["task"] == task)]
+    if condition != "all":
+        factor, value = condition.split("=")
+        part = part[part[factor] == float(value)]
+
+    def mean(rows, pronouns) -> float:
+        # the pooled cells' accuracy: each pronoun's mean over its characters, then averaged
+        return float(np.mean([rows.loc[rows["Pronoun"] == p, "accuracy"].mean()
+                              for p in pronouns]))
+
+    if contrast == "they gap":
+        return [mean(part, ("he/him", "she/her")), mean(part, ("they/them",))]
+    factor = contrast.rsplit(" ", 1)[-1]
+    return [mean(part[part[factor] == v], ("they/them",)) for v in (0, 1)]
 
 
 def _level(factor: str):
@@ -278,51 +331,199 @@ def pronoun_mass_table(model: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 # saying it plainly
 
-def response_bias(model: pd.DataFrame) -> list[str]:
+def response_bias(model: pd.DataFrame, name: str = "the model") -> list[str]:
     """Where the model's argmax is one option for (nearly) every character, whatever the
     character's pronoun: a response bias, not memory or fidelity."""
     lines = []
     for (experiment, task), part in model.groupby(["experiment", "task"], sort=False):
         shares = part["choice"].value_counts(normalize=True)
         if shares.iloc[0] >= 0.9:
-            lines.append(f"Exp {experiment.upper()}, {task}: the model's most probable answer is "
+            lines.append(f"Exp {experiment.upper()}, {task}: {name}'s most probable answer is "
                          f"{shares.index[0]} for {shares.iloc[0]:.0%} of the {len(part)} "
                          "characters, whatever their pronoun: a response bias, so its accuracy "
                          f"on {shares.index[0]} characters is not evidence of memory.")
     return lines
 
 
-def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
-             model: pd.DataFrame | None = None) -> list[str]:
-    """Sentences for the report: where the model behaves unlike people (a difference
-    whose 95% interval excludes 0), read off the two tables, and any response bias."""
-    lines = response_bias(model) if model is not None else []
-    overall = cells[cells["cell"] == "all"]
-    for r in overall.itertuples():
-        if r.pronoun != "they/them":
+def _bootstrap_mean(values: np.ndarray, rng, n_boot: int = 2000) -> tuple[float, float]:
+    draws = rng.choice(values, size=(n_boot, len(values))).mean(axis=1)
+    return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+
+
+def memory_probe(scored: pd.DataFrame, *, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Each character alone, no math text (the probe rows of `scored`), per task: the
+    order-balanced probability on the correct option per pronoun and over all characters
+    (a 95% percentile interval, characters resampled), beside chance, the same with the
+    options in the order people saw (memory) or the worked example people saw
+    (production), and whether the task measures memory at all (MEASURING_RULE, decided
+    on the row over all characters)."""
+    probe = scored[scored["probe"]].reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for task in TASKS:
+        seen = "listed_accuracy" if task == "memory" else "shown_accuracy"
+        overall = None
+        for pronoun in ("all", *PRONOUNS):
+            part = probe if pronoun == "all" else probe[probe["Pronoun"] == pronoun]
+            values = part[f"{task}_accuracy"].to_numpy(dtype=float)
+            low, high = _bootstrap_mean(values, rng, n_boot)
+            if pronoun == "all":
+                overall = low > CHANCE
+            rows.append({"task": task, "pronoun": pronoun, "accuracy": float(values.mean()),
+                         "ci_low": low, "ci_high": high, "chance": CHANCE,
+                         "as_people_saw": float(part[seen].mean()),
+                         "n_characters": len(part), "measuring_memory": overall})
+    return pd.DataFrame(rows)
+
+
+def measuring(probe: pd.DataFrame | None) -> dict[str, bool]:
+    """{task: whether the model's answers there depend on the character} (`memory_probe`);
+    without a probe every task counts as not shown to measure memory."""
+    if probe is None or probe.empty:
+        return {t: False for t in TASKS}
+    overall = probe[probe["pronoun"] == "all"].set_index("task")["measuring_memory"]
+    return {t: bool(overall.get(t, False)) for t in TASKS}
+
+
+def position_bias_table(choices: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
+    """The memory question's position bias (models.option_orders.position_bias) per
+    condition: each experiment's faithful lists and the probe (each character alone),
+    P(chosen) per position averaged over characters and orders, beside chance."""
+    from models.option_orders import position_bias
+
+    where = scored.set_index("prompt_id")
+    parts = []
+    conditions = [(f"Exp {e.upper()}, as people read it", where.index[
+        where["faithful"] & (where["experiment"] == e)]) for e in ("1a", "1b", "2")]
+    conditions.append(("Each character alone, no math text", where.index[where["probe"]]))
+    for label, ids in conditions:
+        part = choices[choices["prompt_id"].isin(ids)]
+        if part.empty:
             continue
-        excluded = r.difference_low > 0 or r.difference_high < 0
-        if excluded:
-            word = "better" if r.difference > 0 else "worse"
+        parts.append(position_bias(part).assign(condition=label))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["condition", "position", "p_chosen", "chance", "argmax_share", "n_prompts",
+                "n_orders"]]
+
+
+def calibration_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Memory accuracy three ways, per condition and pronoun: the options in the order
+    people saw them only, averaged over every order (the primary), and averaged over every
+    order after contextual calibration (Zhao et al. 2021: each order's choice divided by
+    the content-free choice of the same frame, renormalised): a sensitivity."""
+    rows = []
+    conditions = [(f"Exp {e.upper()}, as people read it",
+                   scored["faithful"] & (scored["experiment"] == e)) for e in ("1a", "1b", "2")]
+    conditions.append(("Each character alone, no math text", scored["probe"]))
+    for label, mask in conditions:
+        part = scored[mask]
+        if part.empty:
+            continue
+        for pronoun in ("all", *PRONOUNS):
+            cell = part if pronoun == "all" else part[part["Pronoun"] == pronoun]
+            rows.append({"condition": label, "pronoun": pronoun,
+                         "listed_order": float(cell["listed_accuracy"].mean()),
+                         "order_balanced": float(cell["memory_accuracy"].mean()),
+                         "calibrated": float(cell["calibrated_accuracy"].mean()),
+                         "n_characters": len(cell)})
+    return pd.DataFrame(rows)
+
+
+def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[str, bool],
+                  alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both tables with p_holm, family_size and verdict on the rows the report draws
+    verdicts from (each experiment and task's they cell over all conditions, and every
+    contrast; one family, Holm by gbstats.alignment.group_comparison.holm_within_families):
+    "not measuring memory" where the task's probe is at chance, "at floor: no comparison"
+    for a contrast at the floor (neither enters the family), else "differs" (Holm p <
+    alpha) or "no difference shown". Other cells get no verdict."""
+    from gbstats.alignment.group_comparison import holm_within_families
+
+    they = ((cells["pronoun"] == "they/them") & (cells["cell"] == "all")).to_numpy()
+    floor = (contrasts["at_floor"].to_numpy(dtype=bool) if "at_floor" in contrasts
+             else np.zeros(len(contrasts), dtype=bool))
+    rows = pd.concat([
+        pd.DataFrame({"table": "cells", "row": np.flatnonzero(they),
+                      "task": cells["task"].to_numpy()[they],
+                      "p_value": cells["p_value"].to_numpy()[they], "at_floor": False}),
+        pd.DataFrame({"table": "contrasts", "row": np.arange(len(contrasts)),
+                      "task": contrasts["task"].to_numpy(),
+                      "p_value": contrasts["p_value"].to_numpy(), "at_floor": floor})],
+        ignore_index=True)
+    measured = rows["task"].map(measures).fillna(False).astype(bool)
+    rows["family"] = "people vs model"
+    rows["p_tested"] = rows["p_value"].where(measured & ~rows["at_floor"].astype(bool))
+    rows = holm_within_families(rows, column="p_tested")
+    verdict = np.where(rows["p_holm"] < alpha, "differs", "no difference shown")
+    verdict = np.where(rows["at_floor"].astype(bool), AT_FLOOR, verdict)
+    rows["verdict"] = np.where(measured, verdict, NOT_MEASURING)
+    out = []
+    for name, table in (("cells", cells), ("contrasts", contrasts)):
+        mine = rows[rows["table"] == name].set_index("row")
+        table = table.reset_index(drop=True).copy()
+        table["p_holm"] = mine["p_holm"].reindex(table.index).to_numpy()
+        table["family_size"] = mine["family_size"].reindex(table.index).to_numpy()
+        table["verdict"] = mine["verdict"].reindex(table.index).fillna("").to_numpy()
+        out.append(table)
+    return out[0], out[1]
+
+
+def _p(p: float, floor: float | None) -> str:
+    if floor is not None and p <= floor + 1e-12:
+        return f"≤ {floor:.3f}".replace("0.", ".")
+    return f"{p:.3f}".replace("0.", ".")
+
+
+def _holm_p(r, p_floor: float | None) -> str:
+    """A row's Holm p in words: where its bootstrap p sits at the floor 2 / (B + 1), the
+    Holm p is a bound too (at most family size x floor), shown as "≤"."""
+    if p_floor is not None and r.p_value <= p_floor + 1e-12:
+        return _p(r.p_holm, min(1.0, r.family_size * p_floor))
+    return _p(r.p_holm, None)
+
+
+def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
+             model: pd.DataFrame | None = None, *, name: str = "the model",
+             probe: pd.DataFrame | None = None, p_floor: float | None = None) -> list[str]:
+    """Sentences for the report about the named model: any response bias; per task, "not
+    measuring memory" (with the probe's numbers) where the probe is at chance; else where
+    it behaves unlike people (Holm p < .05 over the family of verdicts) and the contrasts
+    at floor. `cells` and `contrasts` carry `with_verdicts`' columns."""
+    lines = response_bias(model, name) if model is not None else []
+    if probe is not None and len(probe):
+        for task, part in probe.groupby("task", sort=False):
+            r = part[part["pronoun"] == "all"].iloc[0]
+            if r.measuring_memory:
+                continue
+            each = ", ".join(f"{x.pronoun.split('/')[0]} {x.accuracy:.2f}"
+                             for x in part[part["pronoun"] != "all"].itertuples())
             lines.append(
-                f"Exp {r.experiment.upper()}, {r.task}: the model keeps *they* {word} than people "
-                f"({r.model:.2f} vs {r.people:.2f}, difference {r.difference:+.2f} "
-                f"[{r.difference_low:+.2f}, {r.difference_high:+.2f}]).")
+                f"{task.capitalize()}: {name} is **not measuring memory**. With each character "
+                f"alone and no math text, its probability on the correct option, averaged over "
+                f"every order of the options, is {r.accuracy:.2f} [{r.ci_low:.2f}, "
+                f"{r.ci_high:.2f}] ({each}; chance {CHANCE:.2f}): its answer does not depend "
+                f"on the character, so no verdict on its {task} is drawn from it.")
+    overall = cells[(cells["cell"] == "all") & (cells["pronoun"] == "they/them")]
+    for r in overall.itertuples():
+        if r.verdict != "differs":
+            continue
+        word = "better" if r.difference > 0 else "worse"
+        lines.append(
+            f"Exp {r.experiment.upper()}, {r.task}: {name} keeps *they* {word} than people "
+            f"({r.model:.2f} vs {r.people:.2f}, difference {r.difference:+.2f} "
+            f"[{r.difference_low:+.2f}, {r.difference_high:+.2f}]; Holm p "
+            f"{_holm_p(r, p_floor)}).")
     for r in contrasts.itertuples():
-        excluded = r.difference_low > 0 or r.difference_high < 0
-        people_effect = r.people_low > 0 or r.people_high < 0
-        model_effect = r.model_low > 0 or r.model_high < 0
-        name = f"Exp {r.experiment.upper()}, {r.task}, {r.contrast}" + (
+        label = f"Exp {r.experiment.upper()}, {r.task}, {r.contrast}" + (
             f" ({r.condition})" if r.condition != "all" else "")
-        if r.contrast.startswith("gap closed") and people_effect and not model_effect:
-            lines.append(f"{name}: people respond (log-odds {r.people:+.2f} [{r.people_low:+.2f}, "
-                         f"{r.people_high:+.2f}]) and the model does not ({r.model:+.2f} "
-                         f"[{r.model_low:+.2f}, {r.model_high:+.2f}]): it ignores the "
-                         f"{r.contrast.split()[-1]}.")
-        elif excluded:
-            lines.append(f"{name}: unlike people (people {r.people:+.2f}, model {r.model:+.2f}; "
-                         f"difference {r.difference:+.2f} [{r.difference_low:+.2f}, "
-                         f"{r.difference_high:+.2f}]).")
+        if r.verdict == AT_FLOOR:
+            lines.append(f"{label}: {AT_FLOOR} ({name}'s probabilities on its sides are "
+                         f"{r.model_sides}, all below {FLOOR}).")
+        elif r.verdict == "differs":
+            lines.append(f"{label}: {name} differs from people (people {r.people:+.2f}, "
+                         f"{name} {r.model:+.2f}; difference {r.difference:+.2f} "
+                         f"[{r.difference_low:+.2f}, {r.difference_high:+.2f}], Holm p "
+                         f"{_holm_p(r, p_floor)}).")
     return lines
 
 
@@ -362,16 +563,30 @@ GENDER_GROUPS = ("female", "male")
 
 
 def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: int = N_BOOT,
-                     seed: int = 0, use_cache: bool = False, cache_dir=None) -> dict:
+                     seed: int = 0, use_cache: bool = False, cache_dir=None,
+                     measures: dict[str, bool] | None = None,
+                     name: str = "the model") -> dict:
     """Exp 2, per task: the model's item accuracy (list x character) against women's and
-    men's, with gbstats' reliability-corrected correlations and their comparison
-    (gbstats.alignment.reliability.group_alignment). Participants without a recorded
-    gender are left out (counted). The answer says whether the design is within what the
-    machinery's calibration covers (`below_calibrated_design`). Seeded: with `use_cache`
-    an unchanged computation is reused (gbstats.mixed.fit_cache.cached_call)."""
-    from gbstats.alignment.reliability import group_alignment
+    men's, to name_gender's standard (gbstats.alignment.group_comparison):
+
+    * the ceiling: how closely women's and men's item profiles agree, and the largest
+      difference in alignment that leaves any model (`profile_agreement`);
+    * the primary test, declared here: the difference of the two groups' corrected
+      correlations with the model (`corrected_comparison_rows`), one family over the two
+      tasks (GENDER_FAMILY), Holm within it;
+    * TOST at +/-EQUIVALENCE_BOUND where the claim would be "alike", and the verdict in
+      words on the adjusted p-values (`finish_comparisons`). A task whose probe is at
+      chance (`measures`) gets "not measuring memory" instead of a verdict.
+
+    Participants without a recorded gender are left out (counted). The answer says whether
+    the design is within what the machinery's calibration covers (`below_calibrated_design`).
+    Seeded: with `use_cache` an unchanged computation is reused."""
+    from gbstats.alignment.group_comparison import (corrected_comparison_rows,
+                                                    finish_comparisons, profile_agreement,
+                                                    short_verdict)
     from gbstats.mixed.fit_cache import cached_call
 
+    measures = measures or {t: True for t in TASKS}
     trials = people[people["experiment"] == "2"].copy()
     trials["item"] = trials["List"] + "|" + trials["Name"]
     no_gender = ~trials["gender"].isin(GENDER_GROUPS)
@@ -379,42 +594,73 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
                       "gender (left out of the women-vs-men comparison)", "responses",
                       "which participants")
     items = model[model["experiment"] == "2"].assign(item=lambda d: d["List"] + "|" + d["Name"])
-    rel_parts, cmp_parts, lines = [], [], []
+    rel_parts, cmp_parts, profiles = [], [], []
     for k, task in enumerate(TASKS):
         t = trials[trials["task"] == task]
         x = items[items["task"] == task][["item", "accuracy"]].rename(columns={"accuracy": "score"})
         t = t[["participant", "item", "gender", "accuracy"]].reset_index(drop=True)
-        (rel, raw, comparison), _ = cached_call(
-            group_alignment, x.reset_index(drop=True), t, group="gender", score="score",
-            rating="accuracy", item_keys=("item",), participant="participant", n_boot=n_boot,
-            seed=seed + k, use_cache=use_cache, cache_dir=cache_dir)
+        (rel, raw, rows), _ = cached_call(
+            corrected_comparison_rows, x.reset_index(drop=True), t, group="gender",
+            score="score", rating="accuracy", item_keys=("item",), participant="participant",
+            equivalence_bound=EQUIVALENCE_BOUND, family=GENDER_FAMILY, primary=True,
+            n_boot=n_boot, seed=seed + k, use_cache=use_cache, cache_dir=cache_dir)
+        agree, _ = cached_call(profile_agreement, t, group="gender", rating="accuracy",
+                               item_keys=("item",), participant="participant",
+                               n_boot=min(n_boot, 500), seed=seed + k, use_cache=use_cache,
+                               cache_dir=cache_dir)
         rel = rel.merge(raw[["group", "r", "ci_low", "ci_high"]].rename(columns={
             "r": "r_raw", "ci_low": "raw_low", "ci_high": "raw_high"}), on="group")
         rel_parts.append(rel.assign(task=task))
-        cmp_parts.append(comparison.assign(task=task))
-        calibrated = not rel["below_calibrated_design"].any()
-        c = comparison.iloc[0] if len(comparison) else None
-        if c is None:
+        cmp_parts.append(rows.assign(task=task))
+        profiles.append(agree.assign(task=task))
+    table = pd.concat(cmp_parts, ignore_index=True)
+    comparison = finish_comparisons(table) if len(table) else table
+    if len(table):
+        comparison.insert(0, "task", table["task"].to_numpy())
+        corrected = pd.concat(rel_parts).set_index(["task", "group"])["r_corrected"]
+        comparison["r_corrected_a"] = [corrected.get((t, g), np.nan) for t, g in
+                                       zip(comparison["task"], comparison["group_a"])]
+        comparison["r_corrected_b"] = [corrected.get((t, g), np.nan) for t, g in
+                                       zip(comparison["task"], comparison["group_b"])]
+        unmeasured = ~comparison["task"].map(measures).astype(bool)
+        comparison.loc[unmeasured, "verdict"] = NOT_MEASURING
+    reliability = pd.concat(rel_parts, ignore_index=True)
+    profile = pd.concat(profiles, ignore_index=True)
+    lines = [f"The primary test, declared before the data were read (studies/pronoun_memory/"
+             f"compare.py, `gender_alignment`): the difference between women's and men's "
+             f"reliability-corrected correlations with {name}'s item accuracy, one family over "
+             f"the two tasks, Holm; equivalence within ±{EQUIVALENCE_BOUND:.2f} on the "
+             "corrected-correlation scale by two one-sided tests; the ceiling from the groups' "
+             "own agreement."]
+    for task in TASKS:
+        rel = reliability[reliability["task"] == task].set_index("group")
+        c = comparison[comparison["task"] == task]
+        if rel.empty or c.empty:
             continue
-        verdict = ("the groups do not differ (the interval of the difference includes 0)"
-                   if c.ci_low <= 0 <= c.ci_high else
-                   f"the model resembles {c.group_a if c.difference > 0 else c.group_b} "
-                   "participants more")
+        c, pa = c.iloc[0], profile[profile["task"] == task].iloc[0]
+        calibrated = not rel["below_calibrated_design"].any()
+        said = (NOT_MEASURING + ": no verdict" if c.verdict == NOT_MEASURING
+                else short_verdict(c.verdict).lower())
         lines.append(
-            f"- **{task}**: corrected r women {rel.set_index('group').loc['female', 'r_corrected']:.2f}, "
-            f"men {rel.set_index('group').loc['male', 'r_corrected']:.2f}; difference "
-            f"{c.difference:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}]: {verdict}. "
+            f"- **{task}**: corrected r women {rel.loc['female', 'r_corrected']:.2f}, men "
+            f"{rel.loc['male', 'r_corrected']:.2f}; difference {c.estimate:+.2f} "
+            f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}], Holm p {_p(c.p_holm, None)} (family of "
+            f"{int(c.family_size)}); equivalence TOST Holm p {_p(c.p_equivalence_holm, None)}"
+            f" (smallest bound these data could establish {c.smallest_equivalence_bound:.2f}). "
+            f"Ceiling: women's and men's item profiles agree at {pa.r_profiles_corrected:.3f} "
+            f"(corrected), which leaves room for a difference of at most "
+            f"{pa.max_alignment_difference:.2f}. Conclusion: {said}. "
             + ("The design (items, raters per item) is within the machinery's calibrated range."
                if calibrated else "The design is below the machinery's calibrated range "
-               "(too few items or raters per item), so the interval is not calibrated."))
+               "(too few items or raters per item): not calibrated for this design."))
     lines.append("Caveats: accuracy is 0/1 per response (the calibration simulations use "
                  "graded ratings), and most of the item variance is the pronoun of the "
                  "character, which every group and the model share.")
     cols = ["task", "group", "r_raw", "raw_low", "raw_high", "reliability", "noise_ceiling",
             "r_corrected", "ci_low", "ci_high", "n_items", "n_participants",
             "below_calibrated_design"]
-    table = pd.concat(rel_parts, ignore_index=True)[cols]
-    table["below_calibrated_design"] = table["below_calibrated_design"].map(
+    reliability = reliability[cols]
+    reliability["below_calibrated_design"] = reliability["below_calibrated_design"].map(
         {True: "yes", False: "no"})
-    return {"gender_alignment": table, "gender_comparison": pd.concat(cmp_parts, ignore_index=True),
-            "gender_answer": "\n".join(lines)}
+    return {"gender_alignment": reliability, "gender_comparison": comparison,
+            "gender_profile_agreement": profile, "gender_answer": "\n".join(lines)}

@@ -15,13 +15,21 @@ shared context:
 * memory: the task's instruction, the question ("What pronouns does Melissa
   use?") and its three options as listed, then "Answer:" and each option as
   the continuation (a forced choice: models.forced_choice, probabilities
-  normalised over the three);
+  normalised over the three). The options are listed in every one of their
+  six orders (MEMORY_ORDER_DESIGN; models.option_orders) and the choice
+  averaged over them: listed in one order, a model that reads the first line
+  looks like a model that remembers he/him. The same frames with the question's
+  name replaced by "N/A" (CONTENT_FREE) give the content-free choice for
+  contextual calibration (a sensitivity);
 * production: the task's instruction and the sentence beginning, its "..."
   (Exp 2: "…") replaced by a comma, and the next word " he" / " she" / " they"
   (models.logprob.continuation_logprobs; the three raw probabilities and the
-  mass they cover are kept).
+  mass they cover are kept). The instruction's worked example ends "he made
+  dinner."; the model reads it with he, she and they in turn
+  (EXAMPLE_PRONOUNS) and the three are averaged, so that the example primes no
+  pronoun (people saw "he"; that reading is kept as well).
 
-"Answer:" and the comma are the only text this module adds; the pieces are
+"Answer:", the comma and the example's she/they are the only text this module adds; the pieces are
 joined with blank lines, and each introduction is one line. Exp 2's math
 questions are not in the published materials (main.js reads a math.csv that
 the repository does not hold), so its math part is main.js's instruction
@@ -47,6 +55,19 @@ NEXT_WORDS = {"he/him": " he", "she/her": " she", "they/them": " they"}
 SLOT = "[BLANK]"
 N_CHARACTERS = (1, 4, 12)
 FAITHFUL = {"n_characters": 12, "filler": True}
+# the memory probe: each character alone, no math text. A model whose answer here is at
+# chance does not use the character, so its accuracy elsewhere is not memory
+PROBE = {"n_characters": 1, "filler": False}
+# every order of the three options (6; "latin", --option-orders latin, is the 3 rotations).
+# Counted for the whole study (benchmarks/results/pronoun_memory_orders.json): 146,632 token
+# positions against 102,847 for the rotations and 69,800 for one order (the shared contexts
+# run once; an order adds only the question's and options' tokens). The six are chosen for
+# what they buy: the same set of orders whatever order the options start in (the rotations
+# of he, she, they always put they after she), so the average cannot depend on it
+MEMORY_ORDER_DESIGN = "all"
+CONTENT_FREE = "N/A"
+EXAMPLE_PRONOUNS = ("he", "she", "they")
+EXAMPLE_ENDING = re.compile(r"\bhe( made dinner\.)")
 
 
 def sentence_beginning(text: str) -> str:
@@ -167,13 +188,58 @@ def context_groups(characters: pd.DataFrame, n_characters: int) -> list[pd.DataF
     return groups
 
 
+def memory_orders(design: str = MEMORY_ORDER_DESIGN) -> list[tuple]:
+    from models.option_orders import option_orders
+
+    return option_orders(OPTIONS, design)
+
+
+def memory_frame(head: str, question: str, order=OPTIONS) -> str:
+    """The memory frame: everything read before the question (`head`: context and the
+    task's instruction), the question, the options in `order`, then "Answer:" and the
+    slot."""
+    return "\n\n".join([head, "\n".join([question, *order, f"Answer: {SLOT}"])])
+
+
+# the two forms the questions take ("What pronouns does Daniel use?", "What are Brian's
+# pronouns?"); the name is read off the question (one of Exp 1A's questions names another
+# character than its row, as people saw it)
+QUESTIONS = (re.compile(r"^(What pronouns does )(.+?)( use\?)$"),
+             re.compile(r"^(What are )(.+?)('s pronouns\?)$"))
+
+
+def content_free_question(question: str) -> str:
+    """The question with its character's name replaced by "N/A" (Zhao et al. 2021's
+    content-free input): what the frame alone pulls towards."""
+    for pattern in QUESTIONS:
+        if pattern.match(question.strip()):
+            return pattern.sub(lambda m: m.group(1) + CONTENT_FREE + m.group(3),
+                               question.strip())
+    raise ValueError("expected a memory question \"What pronouns does X use?\" or \"What "
+                     f"are X's pronouns?\"; found {question!r}")
+
+
+def example_instructions(instruction: str) -> dict[str, str]:
+    """{pronoun: the production instruction with its worked example ending "<pronoun>
+    made dinner."}, for each of EXAMPLE_PRONOUNS ("he" is the text people read)."""
+    if len(EXAMPLE_ENDING.findall(instruction)) != 1:
+        raise ValueError("the production instruction's worked example should end "
+                         f"\"he made dinner.\" once; found: {instruction!r}")
+    return {p: EXAMPLE_ENDING.sub(lambda m, p=p: p + m.group(1), instruction)
+            for p in EXAMPLE_PRONOUNS}
+
+
 def build_prompts(tables: dict, experiment: str, characters: pd.DataFrame, *,
                   n_characters: int = 12, filler: bool = True) -> pd.DataFrame:
     """One row per character asked about: context (shared by its group), memory frame
-    (ending in the slot for the answer) and production prefix."""
+    (ending in the slot for the answer; the options in their listed order), what the
+    frame is made of (memory_head, memory_question, content_free_question, from which
+    model_side builds every order), the production prefix as people read it and one per
+    worked-example pronoun (production_prefix_he, _she, _they)."""
     openings = exp2_openings(tables) if experiment == "2" else None
     opening = None if experiment == "2" else exp1_opening(tables, experiment)
     tasks = task_instructions(tables, experiment)
+    examples = example_instructions(tasks["production"])
     math = filler_text(tables, experiment)
     rows = []
     for group in context_groups(characters, n_characters):
@@ -183,16 +249,21 @@ def build_prompts(tables: dict, experiment: str, characters: pd.DataFrame, *,
             pieces.append(math)
         context = "\n\n".join(pieces)
         for c in group.itertuples():
-            memory = "\n\n".join([context, tasks["memory"],
-                                  "\n".join([c.memory_question, *OPTIONS, f"Answer: {SLOT}"])])
+            head = "\n\n".join([context, tasks["memory"]])
+            memory = memory_frame(head, c.memory_question)
             production = "\n\n".join([context, tasks["production"], c.production])
+            by_example = {f"production_prefix_{p}": "\n\n".join([context, text, c.production])
+                          for p, text in examples.items()}
             rows.append({"experiment": experiment, "List": c.List, "Name": c.Name,
                          "Pronoun": c.Pronoun, "position": c.position,
                          "n_characters": n_characters, "filler": filler,
                          "context_id": f"{experiment}|{c.List}|n{n_characters}|"
                                        f"{'filler' if filler else 'nofiller'}|"
                                        f"{'+'.join(group['Name'])}",
-                         "memory_frame": memory, "production_prefix": production})
+                         "memory_frame": memory, "memory_head": head,
+                         "memory_question": c.memory_question,
+                         "content_free_question": content_free_question(c.memory_question),
+                         "production_prefix": production, **by_example})
     out = pd.DataFrame(rows)
     out.insert(0, "prompt_id", [f"{c}|{n}" for c, n in zip(out["context_id"], out["Name"])])
     return out
@@ -203,9 +274,12 @@ SWEEP_EXPERIMENT = "1a"
 
 
 def all_prompts(tables: dict, seed: int, *, distractors: bool = True,
-                experiments=EXPERIMENTS) -> pd.DataFrame:
+                experiments=EXPERIMENTS, probe: bool = True) -> pd.DataFrame:
     """Every prompt of the run: the faithful condition for each experiment, plus the
-    distractor sweep (n = 1, 4, 12 x with and without filler) on Exp 1A's lists."""
+    distractor sweep (n = 1, 4, 12 x with and without filler) on Exp 1A's lists. With
+    `probe`, Exp 1A's characters alone without the math text (PROBE) are always scored,
+    whatever the experiments and the sweep: without them no memory verdict can be drawn
+    (`probe` marks those rows)."""
     parts = []
     for experiment in [e for e in ("1a", "1b") if e in experiments]:
         characters = exp1_characters(tables, experiment)
@@ -218,4 +292,12 @@ def all_prompts(tables: dict, seed: int, *, distractors: bool = True,
         parts.append(build_prompts(tables, "2", exp2_characters(tables, seed)))
     out = pd.concat(parts, ignore_index=True)
     out["faithful"] = (out["n_characters"] == 12) & out["filler"]
+    out["sweep"] = (out["experiment"] == SWEEP_EXPERIMENT) & bool(distractors) & \
+        (SWEEP_EXPERIMENT in experiments)
+    out["probe"] = (out["experiment"] == SWEEP_EXPERIMENT) & \
+        (out["n_characters"] == PROBE["n_characters"]) & (out["filler"] == PROBE["filler"])
+    if probe and not out["probe"].any():
+        extra = build_prompts(tables, SWEEP_EXPERIMENT, exp1_characters(tables, SWEEP_EXPERIMENT),
+                              **PROBE).assign(faithful=False, sweep=False, probe=True)
+        out = pd.concat([out, extra], ignore_index=True)
     return out

@@ -75,7 +75,24 @@ LABELS = {"experiment": "Experiment", "task": "Task", "pronoun": "Pronoun",
           "r_corrected": "Corrected r", "corrected": "95% CI", "n_participants": "Participants",
           "n_items": "Items", "below_calibrated_design": "Below the calibrated design",
           "group_a": "Group A", "group_b": "Group B", "r_corrected_a": "Corrected r, A",
-          "r_corrected_b": "Corrected r, B", "difference_ab": "A minus B"}
+          "r_corrected_b": "Corrected r, B", "difference_ab": "A minus B",
+          "accuracy": "Probability correct", "accuracy_ci": "95% CI",
+          "as_people_saw": "As people saw it", "measuring_memory": "Above chance",
+          "position": "Position", "p_chosen": "P(chosen)", "argmax_share": "Most probable there",
+          "n_prompts": "Characters", "n_orders": "Orders", "condition": "Condition",
+          "listed_order": "One order", "order_balanced": "Every order",
+          "calibrated": "Calibrated", "verdict": "Verdict", "p_holm": "p (Holm)",
+          "p_value": "p", "p_equivalence_holm": "Equivalence p (Holm)",
+          "estimate": "A minus B", "estimate_ci": "95% CI",
+          "r_profiles": "r of profiles", "reliability_a": "Reliability, women",
+          "reliability_b": "Reliability, men", "r_profiles_corrected": "Corrected r",
+          "r_profiles_corrected_ci": "95% CI", "max_alignment_difference": "Largest difference"}
+VERDICT_WORDS = ("Verdict: differs, Holm p < .05 over the family of people-vs-model verdicts "
+                 "(each experiment and task's they accuracy and every contrast); no difference "
+                 "shown, Holm p of .05 or more; not measuring memory, the model's answers do not "
+                 "depend on the character (its probe is at chance), so no verdict is drawn; at "
+                 "floor: no comparison, the model's probabilities on every side of the contrast "
+                 "are below the floor")
 GENDER = {"female": "women", "male": "men"}
 # each model in one phrase (the fit settings table)
 MODEL_WORDS = {
@@ -241,6 +258,7 @@ def cells_view(cells: pd.DataFrame, *, task: str | None = None) -> pd.DataFrame:
     view = with_ci_columns(part, ["people", "model"]).assign(
         heading=[heading(e, t, c) for e, t, c in zip(part["experiment"], part["task"],
                                                       part["cell"])])
+    # the they rows' verdicts are in the report's sentences and results.json (8 columns)
     return view[["heading", "pronoun", "people", "people_ci_low", "people_ci_high", "model",
                  "model_ci_low", "model_ci_high", "difference", "p_value", "model_argmax"]]
 
@@ -269,7 +287,7 @@ def contrasts_view(contrasts: pd.DataFrame) -> pd.DataFrame:
         contrast=[CONTRAST_WORDS.get((c, w), f"{c} ({w})")
                   for c, w in zip(view["contrast"], view["condition"])])[
         ["heading", "contrast", "people", "people_ci_low", "people_ci_high", "model",
-         "model_ci_low", "model_ci_high", "difference", "p_value"]]
+         "model_ci_low", "model_ci_high", "difference", "p_holm", "verdict"]]
 
 
 def distractors_view(table: pd.DataFrame) -> pd.DataFrame:
@@ -297,7 +315,48 @@ def gender_view(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def gender_comparison_view(table: pd.DataFrame) -> pd.DataFrame:
-    return table.rename(columns={"difference": "difference_ab"}).assign(
-        task=table["task"].str.capitalize())[
-        ["task", "group_a", "group_b", "r_corrected_a", "r_corrected_b", "difference_ab",
-         "ci_low", "ci_high", "p_value"]]
+    from gbstats.alignment.group_comparison import short_verdict
+
+    out = table.rename(columns={"ci_low": "estimate_ci_low", "ci_high": "estimate_ci_high"})
+    return out.assign(task=out["task"].str.capitalize(),
+                      verdict=[v if v.startswith("not measuring") else short_verdict(v)
+                               for v in out["verdict"]])[
+        ["task", "r_corrected_a", "r_corrected_b", "estimate", "estimate_ci_low",
+         "estimate_ci_high", "p_holm", "p_equivalence_holm", "verdict"]]
+
+
+def gender_profile_view(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.rename(columns={"ci_low": "r_profiles_corrected_ci_low",
+                                "ci_high": "r_profiles_corrected_ci_high"})
+    return out.assign(task=out["task"].str.capitalize())[
+        ["task", "reliability_a", "reliability_b", "r_profiles", "r_profiles_corrected",
+         "r_profiles_corrected_ci_low", "r_profiles_corrected_ci_high",
+         "max_alignment_difference", "n_items"]]
+
+
+# --------------------------------------------------------------------------
+# the checks the memory numbers rest on
+
+def probe_view(probe: pd.DataFrame) -> pd.DataFrame:
+    """The probe for print: one heading per task, a row per pronoun and one for all."""
+    out = probe.rename(columns={"ci_low": "accuracy_ci_low", "ci_high": "accuracy_ci_high"})
+    return out.assign(
+        task=out["task"].str.capitalize(),
+        pronoun=[("all characters" if p == "all" else PRONOUN_WORDS[p]) for p in out["pronoun"]],
+        measuring_memory=[("yes" if m else "no: not measuring memory") if p == "all" else ""
+                          for p, m in zip(out["pronoun"], out["measuring_memory"])])[
+        ["task", "pronoun", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "chance",
+         "as_people_saw", "n_characters", "measuring_memory"]]
+
+
+def position_view(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(position=table["position"].map({1: "first", 2: "second",
+                                                        3: "third"}))[
+        ["condition", "position", "p_chosen", "chance", "argmax_share", "n_prompts"]]
+
+
+def calibration_view(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(pronoun=[("all characters" if p == "all" else PRONOUN_WORDS[p])
+                                 for p in table["pronoun"]])[
+        ["condition", "pronoun", "listed_order", "order_balanced", "calibrated",
+         "n_characters"]]

@@ -70,6 +70,12 @@ def add_flags(parser):
                         metavar="RESULTS_JSON",
                         help="read pronoun_fidelity's they-fidelity from the results.json of a "
                              "`python -m studies.pronoun_fidelity` run instead of sampling")
+    parser.add_argument("--option-orders", choices=("all", "latin"), default="all",
+                        help="the orders the memory question's options are listed in, the "
+                             "choice averaged over them: all six (default; the same set "
+                             "whatever order the options start in) or the three rotations of a "
+                             "Latin square (each option once in each position; about 0.7x the "
+                             "scoring work)")
     parser.add_argument("--human-twins", action="store_true",
                         help="also fit the Bayesian twins of the six main models (memory and "
                              "production per experiment; several minutes each on 2 cores)")

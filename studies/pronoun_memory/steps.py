@@ -60,12 +60,24 @@ def score(run, state):
                  "experiments' materials (the authors' models are fitted on all three).")
     prompts = C.all_prompts(tables, run.seed, distractors=sweep, experiments=experiments)
     lm = run.model()
-    run.say(f"scoring {len(prompts)} prompts x (3 memory options + 3 next words) with {lm.name}: "
-            f"{prompts['context_id'].nunique()} shared contexts")
-    scored = M.score_prompts(prompts, lm, batch_size=SCORING_BATCH, **run.cache)
+    orders = C.memory_orders(run.args.option_orders)
+    run.say(f"scoring {len(prompts)} prompts x ({len(orders)} orders x 3 memory options + 3 "
+            f"worked examples x 3 next words) with {lm.name}: "
+            f"{prompts['context_id'].nunique()} shared contexts, each with a content-free "
+            "question")
+    if not prompts["sweep"].any():
+        run.note("Exp 1A's characters are also asked about each alone, without the math text "
+                 "(the memory probe): without it no memory verdict can be drawn.")
+    scored, choices = M.score_prompts(prompts, lm, batch_size=SCORING_BATCH, orders=orders,
+                                      with_choices=True, **run.cache)
     run.add_provenance(scoring=scored.attrs["scoring"], scoring_runs=scored.attrs["run"],
-                       exp2_character_order_seed=run.seed)
+                       exp2_character_order_seed=run.seed,
+                       memory_option_orders=[list(o) for o in orders],
+                       memory_content_free_question=C.CONTENT_FREE,
+                       production_example_pronouns=list(C.EXAMPLE_PRONOUNS),
+                       floor=K.FLOOR, measuring_memory_rule=K.MEASURING_RULE)
     run.write_csv("model_scores.csv", scored)
+    run.write_csv("memory_choices.csv", choices)
     ruff = None
     if run.args.ruff_results:
         ruff = R.ruff_results_fidelity(run.args.ruff_results, lm.name)
@@ -75,7 +87,10 @@ def score(run, state):
                 "per seed and number of distractors)")
         ruff = R.ruff_sample_fidelity(lm, per_seed=run.args.ruff_per_seed, seed=run.seed,
                                       data_dir=run.args.data_dir, cache=run.cache, log=run.log)
-    return {**state, "scored": scored, "ruff": ruff}
+    from models.registry import described_as
+
+    return {**state, "scored": scored, "choices": choices, "ruff": ruff,
+            "model_name": described_as(lm.name, lm.model_id)}
 
 
 def fit(run, state):
@@ -121,21 +136,30 @@ def tables(run, state):
         out["people_cells"] = K.people_cells(people, n_boot=run.args.n_boot, seed=run.seed)
         return out
     model = K.model_long(scored, state["tables"])
+    name = state["model_name"]
+    probe = K.memory_probe(scored, seed=run.seed)
+    measures = K.measuring(probe)
+    out["memory_probe"] = probe
+    out["position_bias"] = K.position_bias_table(state["choices"], scored)
+    out["memory_calibration"] = K.calibration_table(scored)
     run.say(f"people vs model: two-way bootstrap over participants and characters "
             f"({run.args.n_boot} replicates)")
     cells, contrasts = K.compare(people, model, n_boot=run.args.n_boot, seed=run.seed)
+    cells, contrasts = K.with_verdicts(cells, contrasts, measures)
     out["model_vs_people"] = cells
     out["contrasts"] = contrasts
-    out["verdicts"] = K.verdicts(cells, contrasts, model)
+    out["verdicts"] = K.verdicts(cells, contrasts, model, name=name, probe=probe,
+                                 p_floor=2 / (run.args.n_boot + 1))
     out["pronoun_mass"] = K.pronoun_mass_table(model)
-    if (scored["n_characters"] != 12).any():
-        out["distractors"] = R.distractor_table(scored)
+    if scored["sweep"].any():
+        out["distractors"] = R.distractor_table(scored[scored["sweep"]])
     if state.get("ruff") is not None:
         out["ruff"] = state["ruff"]
     if "2" in run.args.experiments:
         run.say("which participants does the model resemble (Exp 2, participant gender)")
         out.update(K.gender_alignment(people, model, run.log, n_boot=run.args.n_boot,
-                                      seed=run.seed, **fit_cache(run)))
+                                      seed=run.seed, measures=measures, name=name,
+                                      **fit_cache(run)))
     return out
 
 
@@ -194,11 +218,66 @@ def human_model_tables(run, report, out, state) -> None:
                 **options)
 
 
+ORDER_WORDS = {"all": "all six orders", "latin": "the three rotations of a Latin square"}
+
+
+def memory_checks(run, report, out, name: str) -> None:
+    """The checks the model's memory numbers rest on: the probe (each character alone),
+    the position bias of the listed options, and contextual calibration."""
+    probe = out["memory_probe"]
+    measures = K.measuring(probe)
+    orders = ORDER_WORDS[run.args.option_orders]
+    said = "; ".join(f"{task}: {'above chance' if ok else K.NOT_MEASURING}"
+                     for task, ok in measures.items())
+    report.section(f"Does {name} measure memory here?", (
+        "Each character alone, with no math text and no other character, is the easiest "
+        "question the study can ask: the introduction that gives the pronoun is the last thing "
+        "read. A model whose probability on the correct pronoun there, averaged over every "
+        "order of the options, is not above chance (1/3, the lower end of its 95% interval) "
+        "does not use the character, and its accuracy elsewhere is not memory: it is reported "
+        f"as not measuring memory, and no verdict is drawn from it. For {name}: {said}."))
+    report.table("memory_probe", P.probe_view(probe),
+                 f"{name}, each character alone without the math text: probability on the "
+                 "correct pronoun against chance", record=probe, groups="task",
+                 labels=P.LABELS, values=P.VALUES,
+                 notes=[f"Probability on the correct option: memory averaged over {orders} "
+                        "of the options; production normalised over he, she and they and "
+                        "averaged over the worked example with he, she and they",
+                        "As people saw it: memory with the options in the one order people saw "
+                        "(he/him, she/her, they/them); production after the example ending "
+                        "\"he made dinner.\"",
+                        "95% interval: characters resampled (2000 replicates, percentile); "
+                        "not measuring memory where the interval of all characters reaches "
+                        "chance"])
+    report.table("position_bias", P.position_view(out["position_bias"]),
+                 f"{name}'s position bias in the memory question: how often the option in "
+                 "each position is chosen, whatever it says", record=out["position_bias"],
+                 groups="condition", labels=P.LABELS,
+                 notes=["Probability of choosing the option listed first, second or third, "
+                        f"averaged over the characters and {orders} (each option fills "
+                        "each position equally often, so what the options say averages out); "
+                        "chance 1/3",
+                        "Most probable there: the share of character and order presentations "
+                        "whose most probable option sits in that position"])
+    report.table("memory_calibration", P.calibration_view(out["memory_calibration"]),
+                 f"{name}'s memory accuracy with the options in one order, averaged over every "
+                 "order, and calibrated against a content-free question (a sensitivity)",
+                 record=out["memory_calibration"], groups="condition", labels=P.LABELS,
+                 values=P.VALUES,
+                 notes=["Mean probability on the correct option. One order: he/him, she/her, "
+                        f"they/them as people saw them. Every order: averaged over {orders} "
+                        "(what the study reports). Calibrated: in each order, the "
+                        "choice divided by the choice the same text gives when the question "
+                        "asks about \"N/A\" instead of a character, renormalised, then averaged "
+                        "over the orders (Zhao and colleagues, 2021); a sensitivity, not the "
+                        "primary reading"])
+
+
 def report(run, report, out):
     from studies.pronoun_memory import plots as PL
 
     state = out["state"]
-    model_name = run.args.model if run.wants_model else "none"
+    model_name = state.get("model_name") or (run.args.model if run.wants_model else "none")
     report.section("Design", (
         "Gardner's experiments on memory for and production of singular *they* (dataset "
         "`gardner2023`, bethanygardner/Singular-They-Public @ 20f628f, no LICENSE file): "
@@ -209,9 +288,15 @@ def report(run, report, out):
         "gendered language with biographies that use singular *they*. The human side refits "
         "the authors' glmer models (docs/pronoun-memory-reproduction.md sets every published "
         "number beside ours). The model side gives "
-        f"`{model_name}` what a participant read, in order, as one shared context per list, then "
-        "asks each memory question (forced choice over the three options) and each sentence "
-        "beginning (next-word P(he), P(she), P(they))." + run.notes_markdown()))
+        f"{model_name} what a participant read, in order, as one shared context per list, then "
+        "asks each memory question (forced choice over the three options, listed in "
+        f"{ORDER_WORDS[run.args.option_orders]} and averaged over them) and each sentence "
+        "beginning (next-word P(he), P(she), P(they), after the instruction's worked example with he, she and "
+        "they in turn, averaged). Each character is also asked about alone, without the math "
+        "text: where the answer there is not above chance, the model's answers do not depend "
+        "on the character and no verdict on its memory is drawn. A contrast in log-odds whose "
+        f"sides all sit below P = {K.FLOOR} on the model's side is at floor: no comparison."
+        + run.notes_markdown()))
     if "human_models" in out:
         failed = failed_fit_text(out, state["status"])
         if failed:
@@ -244,9 +329,16 @@ def report(run, report, out):
                             "they); 95% intervals from a two-way bootstrap over participants and "
                             f"characters ({run.args.n_boot} replicates, percentile)"])
     if "model_vs_people" in out:
-        report.section("People vs the model", "\n".join(
-            f"- {v}" for v in out["verdicts"]) or "No cell or contrast where the model's "
-            "difference from people has a 95% interval excluding 0.")
+        name = state["model_name"]
+        # a bootstrap p of B replicates is never below 2 / (B + 1), a Holm p over k verdicts
+        # never below k times that: shown as "≤ .010" (B = 200) there, not as exact
+        family = int(out["contrasts"]["family_size"].max()) if len(out["contrasts"]) else 1
+        floor = {"p_value": 2 / (run.args.n_boot + 1),
+                 "p_holm": min(1.0, family * 2 / (run.args.n_boot + 1))}
+        memory_checks(run, report, out, name)
+        report.section(f"People vs {name}", "\n".join(
+            f"- {v}" for v in out["verdicts"]) or f"No they cell or contrast where {name} "
+            "differs from people (Holm p < .05 over the family of verdicts).")
         cells = out["model_vs_people"]
         bootstrap = ("95% intervals: two-way bootstrap over participants and characters "
                      f"({run.args.n_boot} replicates, percentile); the model's characters share "
@@ -256,14 +348,13 @@ def report(run, report, out):
                     "they). Model: mean probability on the correct option (production: "
                     "normalised over he, she, they); model argmax: share of characters whose "
                     "most probable option is the correct one")
-        # a bootstrap p of B replicates is never below 2 / (B + 1): shown as "≤ .002" there
-        floor = {"p_value": 2 / (run.args.n_boot + 1)}
         report.table("model_vs_people", P.cells_view(cells),
-                     "Accuracy by task and pronoun, people beside the model", record=cells,
+                     f"Accuracy by task and pronoun, people beside {name}", record=cells,
                      groups="heading", labels=P.LABELS, values=P.VALUES,
                      decimals={"model_argmax": 2}, p_floors=floor,
                      notes=[accuracy, bootstrap, "Participants and characters per cell, the "
-                            "model's pronoun mass and the difference's interval: results.json"])
+                            "model's pronoun mass, the difference's interval and the they "
+                            "rows' Holm p and verdict: results.json"])
         for task in ("memory", "production"):
             if ((cells["cell"] != "all") & (cells["task"] == task)).any():
                 report.table(f"model_vs_people_exp2_{task}", P.cells_view(cells, task=task),
@@ -282,14 +373,18 @@ def report(run, report, out):
                    "three, so where this mass is small the model mostly continues otherwise"])
         report.table("contrasts", P.contrasts_view(out["contrasts"]),
                      "The they gap and how much the PSA and biographies close it, marginal "
-                     "log-odds", record=out["contrasts"], groups="heading", labels=P.LABELS,
-                     decimals=2, p_floors=floor,
+                     f"log-odds, people beside {name}", record=out["contrasts"],
+                     groups="heading", labels=P.LABELS, values=P.VALUES, decimals=2,
+                     p_floors=floor,
                      notes=["They gap: mean(logit he, logit she) - logit they of the "
                             "population-averaged accuracy; positive means they is worse",
                             "Gap closed by the PSA: the gap with the unrelated PSA minus the gap "
                             "with the gendered-language PSA; by the biographies: the gap with the "
                             "he/she biographies minus the gap with the they biographies", bootstrap + "; the difference's interval: "
-                            "results.json"])
+                            "results.json", P.VERDICT_WORDS,
+                            f"At floor: the model's probability on every side of the contrast "
+                            f"below {K.FLOOR} (for the gap, he and she against they; for the "
+                            "gap closed, they in the two conditions)"])
         PL.write_effects_figure(report, out["contrasts"], model_name, run.args.n_boot)
         report.figure("accuracy_by_pronoun", PL.accuracy_figure(cells),
                       "Accuracy by pronoun and task, people beside the model, 95% intervals")
@@ -338,8 +433,33 @@ def report(run, report, out):
                             "noise ceilings are in results.json"])
         if len(out.get("gender_comparison", [])):
             comparison = out["gender_comparison"]
+            name = state["model_name"]
             report.table("gender_comparison", P.gender_comparison_view(comparison),
-                         "Exp 2: women vs men, difference of corrected correlations",
+                         f"Exp 2: women vs men, which group {name} resembles more: the primary "
+                         "test, Holm within its family, and equivalence",
                          record=comparison, labels=P.LABELS, values=P.VALUES,
-                         settings=["group_a", "group_b"],
-                         notes=[comparison["test"].iloc[0]])
+                         notes=["A: women; B: men. A minus B: the difference of the two groups' "
+                                "reliability-corrected correlations with the model's item "
+                                "accuracy (the primary test, declared in advance), a z test "
+                                "with items resampled jointly and people within group",
+                                f"p (Holm): within the family of the two tasks; equivalence: "
+                                f"two one-sided tests at ±{K.EQUIVALENCE_BOUND:.2f} on the "
+                                "corrected-correlation scale, Holm within the family too",
+                                "Conclusion: Difference, Holm p < .05; Equivalent, within the "
+                                "bound by both one-sided tests (Holm p < .05); Neither shown, "
+                                "neither test rejects at this sensitivity; not measuring memory, "
+                                "the model's answers on this task do not depend on the "
+                                "character, so no verdict is drawn"])
+            profile = out["gender_profile_agreement"]
+            report.table("gender_profile_agreement", P.gender_profile_view(profile),
+                         "Exp 2, the ceiling: how closely women's and men's item profiles "
+                         "agree, and the largest alignment difference that leaves any model",
+                         record=profile, labels=P.LABELS,
+                         notes=["Profiles: each group's accuracy per item (list x character). "
+                                "Corrected r: the profiles' correlation divided by the square "
+                                "root of the two groups' split-half reliabilities",
+                                "Largest difference: the square root of 2 (1 - corrected r), "
+                                "the most any model's correlations with the two groups can "
+                                "differ",
+                                "Interval: bootstrap over items and over people within each "
+                                "group, percentile; it errs wide"])

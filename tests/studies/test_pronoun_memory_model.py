@@ -117,18 +117,25 @@ def test_scores_equal_models_own_forced_choice_and_continuations(tables, smollm,
                            span="word", use_cache=False)
     wide = choice.pivot(index="item", columns="variant", values="probability").loc[
         prompts["prompt_id"]]
-    np.testing.assert_allclose(scored[["p_mem_he", "p_mem_she", "p_mem_they"]].to_numpy(),
+    # the options in the order people saw them: forced_choice on the frame as listed
+    np.testing.assert_allclose(scored[["p_listed_he", "p_listed_she", "p_listed_they"]].to_numpy(),
                                wide[list(C.OPTIONS)].to_numpy(), atol=1e-5)
     words = [" he", " she", " they"]
-    direct = continuation_logprobs(
-        [p for p in prompts["production_prefix"] for _ in words], words * len(prompts),
-        lm=smollm, use_cache=False)
-    raw = np.exp(direct["logprob"].to_numpy()).reshape(len(prompts), 3)
-    np.testing.assert_allclose(scored[["p_raw_he", "p_raw_she", "p_raw_they"]].to_numpy(), raw,
+    raw = []
+    for example in C.EXAMPLE_PRONOUNS:     # the worked example with he, she, they in turn
+        prefixes = prompts[f"production_prefix_{example}"]
+        direct = continuation_logprobs([p for p in prefixes for _ in words],
+                                       words * len(prompts), lm=smollm, use_cache=False)
+        raw.append(np.exp(direct["logprob"].to_numpy()).reshape(len(prompts), 3))
+    np.testing.assert_allclose(scored[["p_raw_he", "p_raw_she", "p_raw_they"]].to_numpy(),
+                               np.mean(raw, axis=0), rtol=1e-4)
+    np.testing.assert_allclose(scored["pronoun_mass"], np.mean(raw, axis=0).sum(axis=1),
                                rtol=1e-4)
-    np.testing.assert_allclose(scored["pronoun_mass"], raw.sum(axis=1), rtol=1e-4)
+    shown = raw[0] / raw[0].sum(axis=1, keepdims=True)     # "he made dinner.", as people read
+    np.testing.assert_allclose(scored[["p_shown_he", "p_shown_she", "p_shown_they"]].to_numpy(),
+                               shown, rtol=1e-4)
     truth = [C.OPTIONS.index(p) for p in prompts["Pronoun"]]
-    np.testing.assert_allclose(scored["memory_accuracy"], wide.to_numpy()[range(4), truth],
+    np.testing.assert_allclose(scored["listed_accuracy"], wide.to_numpy()[range(4), truth],
                                atol=1e-5)
 
 

@@ -91,7 +91,8 @@ MODEL_TABLES = {
     "winopron": {"below_chance", "bias_agreement", "bias_agreement_summary",
                  "bias_by_pronoun_and_case", "metrics", "summary"},
     "genda_lens": {"effect_sizes", "metrics", "mixed_model"},
-    "pronoun_memory": {"model_vs_people", "contrasts", "pronoun_mass"},
+    "pronoun_memory": {"model_vs_people", "contrasts", "pronoun_mass", "memory_probe",
+                       "position_bias", "memory_calibration"},
 }
 # pronoun_fidelity's GLMM (correct ~ n_distractors * pronoun_set + case + two random
 # intercepts) on the same instance table, with the same code, lands on one of two optima
