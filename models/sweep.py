@@ -63,6 +63,11 @@ class Stimuli:
 
 def read_stimulus_file(path: str | os.PathLike) -> pd.DataFrame:
     """CSV / TSV / Parquet, every cell read as text (nothing turned into NaN or numbers)."""
+    from gbstats.data.validate import require_readable_file
+
+    # a folder, '-' (standard input) or a device: said as such before the file type, which
+    # they were reported as before ("unknown stimulus file type"; issue 44, new cases)
+    require_readable_file(path, column="--stimuli")
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in STIMULUS_FORMATS:

@@ -280,6 +280,12 @@ def equivalence_p_value(estimate, se, bound) -> np.ndarray:
     max of the two one-sided z tests, max(P(Z > (d + bound) / se), P(Z < (d - bound) / se)).
     NaN where the bound or the SE is missing."""
     d, s, b = (np.asarray(v, dtype=float) for v in (estimate, se, bound))
+    if (np.isfinite(b) & (b < 0)).any():
+        # a bound of -0.1 read as "no bound" and gave "no evidence of a difference" (issue 44)
+        raise DataValidationError("an equivalence bound is a distance: it cannot be negative",
+                                  source="equivalence_bound",
+                                  expected="a bound > 0 (or NaN for no bound)",
+                                  found=f"{b[np.isfinite(b) & (b < 0)].ravel()[0]:g}")
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = stats.norm.sf((d + b) / s)        # H0: d <= -bound
         upper = stats.norm.cdf((d - b) / s)       # H0: d >= +bound
@@ -298,6 +304,7 @@ def verdict(p_adjusted: float, p_equivalence: float, bound: float, alpha: float 
     """The conclusion in words that match the evidence (VERDICTS): a difference when the
     Holm-adjusted p is below alpha; equivalence when the TOST p is below alpha; else no
     evidence either way at this sensitivity."""
+    check_probability(alpha, "alpha")
     if np.isfinite(p_adjusted) and p_adjusted < alpha:
         return VERDICTS[0]
     if np.isfinite(p_equivalence) and p_equivalence < alpha:

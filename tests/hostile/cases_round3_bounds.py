@@ -489,3 +489,37 @@ def _check_unicode(ws, value):
 
 
 CASES[-1].check = _check_unicode
+
+
+# --- more of the same classes, not listed in the issue ------------------------------------------
+
+for _label, _value, _names in [
+        ("names a folder", "FOLDER", ("--stimuli", "a folder, not a file")),
+        ("- (standard input)", "-", ("--stimuli", "standard input")),
+        ("/dev/null (a device)", "/dev/null", ("--stimuli", "not a regular file")),
+]:
+    @case(f"score CLI: --stimuli {_label}", "score CLI", names=_names)
+    def _(ws, _value=_value):
+        # each was "unknown stimulus file type" before
+        from hostile_cases import score
+
+        folder = ws.fresh("score_stimuli_not_a_file")
+        value = str(folder) if _value == "FOLDER" else _value
+        return score(ws, "--stimuli", value, "--model", ws.gpt2, "--out", folder / "o.csv")
+
+
+@case("finish_comparisons: a negative equivalence bound", "group comparison",
+      names=("equivalence_bound", "cannot be negative", "-0.1"))
+def _(ws):
+    # read as "no bound": the verdict said "no evidence of a difference" before
+    from gbstats.alignment.group_comparison import finish_comparisons
+
+    return finish_comparisons(_comparison_rows().assign(equivalence_bound=-0.1))
+
+
+@case("verdict: alpha=5", "group comparison", names=("alpha must be a probability",))
+def _(ws):
+    # p = .3 gave "difference" at alpha 5 before
+    from gbstats.alignment.group_comparison import verdict
+
+    return verdict(0.3, 0.2, 0.1, alpha=5)
