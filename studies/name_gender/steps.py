@@ -14,6 +14,7 @@ from studies.name_gender import comparison as C
 from studies.name_gender import human as H
 from studies.name_gender import model_side as M
 from studies.name_gender import presentation as P
+from studies.name_gender import group_tests as G
 from studies.name_gender import verdicts as V
 from studies.name_gender.stimuli import DEFAULT_VARIANT, exp3_prompt_variants, pronoun_prompts
 
@@ -239,6 +240,8 @@ def group_analyses(run, state) -> dict:
             (rel, rawr, rows), _ = cached_call(
                 corrected_comparison_rows, A.item_scores(state["items"], exp, cond), sub,
                 family=family, primary=primary, **common, **cache)
+            rows = G.with_permutation_p(rows, A.item_scores(state["items"], exp, cond), sub,
+                                        seed=run.seed)
             label = "all" if cond is None else cond
             reliability.append(rel.assign(experiment=exp, condition=label))
             raw.append(rawr.assign(experiment=exp, condition=label))
@@ -248,6 +251,9 @@ def group_analyses(run, state) -> dict:
     finished = finish_comparisons(table)
     finished.insert(0, "experiment", table["experiment"].to_numpy())
     finished.insert(1, "condition", table["condition"].to_numpy())
+    for column in ("p_value_z", "n_perm", "resampling_unit"):
+        finished[column] = table[column].to_numpy()
+    finished["verdict"] = G.calibration_verdicts(finished)
     # a fit that did not converge gives numbers, not evidence: say so in its verdict
     unconverged = table.get("converged", pd.Series(True, index=table.index)).eq(False)
     finished.loc[unconverged.to_numpy(), "verdict"] = A.NOT_CONVERGED
@@ -628,18 +634,15 @@ def report(run, report, out):
                                 for f, rows in comp.groupby("family", sort=False))
                             + "; p (Holm) within each family.",
                             "Corrected-r rows: men's corrected correlation minus non-male "
-                            "participants'; z test, items resampled jointly, people within group.",
+                            "participants'; p from a permutation of participants' group labels "
+                            "(exact); interval from resampling the name items jointly and "
+                            "people within group.",
                             "GLMM rows: the group x model_logit term of the alignment GLMM "
                             "(non-male minus men), Wald z; no equivalence bound on that scale.",
                             "Equivalence: two one-sided tests at the bound, Holm within the "
                             "family like the difference tests; 'equivalent' only when both "
                             "reject at .05 after Holm.",
-                            "Calibration in simulated designs of these experiments' shape "
-                            "(benchmarks/results/group_comparison_calibration.json, 200 panels "
-                            "each): the equivalence claim at a true difference equal to the "
-                            "bound 1.0% (Exp 1) and 2.0% (Exp 3); the primary test at equal "
-                            "alignment 4.0% (Exp 1) and 9.0% (Exp 3, where each person saw 7 of "
-                            "63 items: liberal)."]
+                            G.calibration_note()]
                      + [f"Exp {r.experiment}, {r.condition}: {r.group_a} vs {r.group_b}: "
                         f"{r.verdict}." for r in comp[not_computed(comp)].itertuples()
                         if str(r.verdict).startswith("not computed")])
