@@ -252,21 +252,13 @@ def _padded(units: list[CausalUnit], device) -> dict:
     return {"input_ids": input_ids, "attention_mask": attention.long()}
 
 
-def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
-    """Final hidden states at (rows, cols), each group run as a token tree, nothing padded
-    inside a row.
+def _packed_layout(units: list[CausalUnit], groups: list[tuple[int, int]]):
+    """Where every token of every unit sits in the packed rows (see `_hidden_packed`).
 
-    Each group (`shared_prefixes`) becomes the trie of its members (`token_tree`):
-    every distinct beginning runs once. Tries are packed into rows of about
-    PACK_TOKENS tokens (a bigger trie fills a row alone), and the rows run in
-    passes of similar width so that padding stays small. A 4D attention mask
-    lets a token see its ancestors in its own trie only, and its position id is
-    its depth, so each token is computed from exactly the tokens before it in
-    its own text, as in a whole-text pass (the tree attention of Miao et al.
-    2024, SpecInfer).
+    Returns (trees, packed, unit_row, unit_cols): the token trees (unit indices,
+    tokens, parents, paths), the trees of each row, each unit's row and the column
+    of each of its tokens in that row.
     """
-    import torch
-
     members: dict[int, list[int]] = {}
     for b, (group, _) in enumerate(groups):
         members.setdefault(group, []).append(b)
@@ -285,59 +277,120 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
         packed[r].append(k)
         fill[r] += sizes[k]
     packed = [row for row in packed if row]
-    where: dict[int, tuple[int, list[int]]] = {}  # unit -> (row, column of each of its tokens)
-    row_data = []
+    unit_row = np.zeros(len(units), dtype=np.int64)
+    unit_cols: list = [None] * len(units)
     for r, row in enumerate(packed):
-        width = sum(sizes[k] for k in row)
-        ids = torch.zeros(width, dtype=torch.long)
-        positions = torch.zeros(width, dtype=torch.long)
-        visible = torch.zeros((width, width), dtype=torch.bool)  # (query, key): key is an ancestor
         start = 0
         for k in row:
-            group_units, tokens, parents, paths = trees[k]
-            ids[start:start + len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-            for node, parent in enumerate(parents):
-                at = start + node
-                if parent >= 0:
-                    visible[at] = visible[start + parent]
-                    positions[at] = positions[start + parent] + 1
-                visible[at, at] = True
+            group_units, tokens, _, paths = trees[k]
             for b, path in zip(group_units, paths):
-                where[b] = (len(row_data), [start + node for node in path])
+                unit_row[b] = r
+                unit_cols[b] = start + np.asarray(path, dtype=np.int64)
             start += len(tokens)
-        row_data.append((ids, positions, visible))
+    return trees, packed, unit_row, unit_cols
+
+
+def _band_inputs(trees, packed, band: list[int]):
+    """input ids, position ids and the 4D tree mask of one band of rows, as numpy arrays.
+
+    The mask is built by depth, not per token: every node sees itself, then the
+    nodes of depth 1, 2, ... each take their parent's row of the mask (which by
+    then holds the parent's ancestors), so a node sees exactly its ancestors.
+    That is one numpy row copy per depth level for the whole band, where a
+    per-token loop of tensor indexing cost most of the host's time (issue 41).
+    """
+    widths = [sum(len(trees[k][1]) for k in packed[r]) for r in band]
+    width = max(widths)
+    nodes, parents, depths, tokens = [], [], [], []
+    for i, r in enumerate(band):
+        start = i * width  # a node's index in the band flattened to (row, column)
+        for k in packed[r]:
+            _, tree_tokens, tree_parents, paths = trees[k]
+            n = len(tree_tokens)
+            up = np.asarray(tree_parents, dtype=np.int64)
+            depth = np.zeros(n, dtype=np.int64)
+            for path in paths:  # a token's depth is its place in any text through it
+                depth[path] = np.arange(len(path))
+            nodes.append(np.arange(start, start + n))
+            parents.append(np.where(up >= 0, up + start, -1))
+            depths.append(depth)
+            tokens.append(np.asarray(tree_tokens, dtype=np.int64))
+            start += n
+    nodes, parents = np.concatenate(nodes), np.concatenate(parents)
+    depths, tokens = np.concatenate(depths), np.concatenate(tokens)
+    ids = np.zeros((len(band), width), dtype=np.int64)
+    positions = np.zeros((len(band), width), dtype=np.int64)
+    ids.reshape(-1)[nodes] = tokens
+    positions.reshape(-1)[nodes] = depths
+    mask = np.zeros((len(band), 1, width, width), dtype=bool)  # (query, key): key is an ancestor
+    flat = mask.reshape(len(band) * width, width)  # a view: query rows of every band row
+    flat[nodes, nodes % width] = True
+    by_depth = np.argsort(depths, kind="stable")
+    ends = np.cumsum(np.bincount(depths))
+    for d in range(1, len(ends)):
+        level = by_depth[ends[d - 1]:ends[d]]
+        flat[nodes[level]] |= flat[parents[level]]
+    for i, w in enumerate(widths):
+        mask[i, 0, w:, 0] = True  # padding queries see one key (no all-masked softmax rows)
+    return ids, positions, mask
+
+
+def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
+    """Final hidden states at (rows, cols), each group run as a token tree, nothing padded
+    inside a row.
+
+    Each group (`shared_prefixes`) becomes the trie of its members (`token_tree`):
+    every distinct beginning runs once. Tries are packed into rows of about
+    PACK_TOKENS tokens (a bigger trie fills a row alone), and the rows run in
+    passes of similar width so that padding stays small. A 4D attention mask
+    lets a token see its ancestors in its own trie only, and its position id is
+    its depth, so each token is computed from exactly the tokens before it in
+    its own text, as in a whole-text pass (the tree attention of Miao et al.
+    2024, SpecInfer). The masks are built in numpy and sent once per pass, and
+    the scored positions are read with one gather per pass.
+    """
+    import torch
+
+    trees, packed, unit_row, unit_cols = _packed_layout(units, groups)
+    widths = [sum(len(trees[k][1]) for k in row) for row in packed]
     # one forward pass per band of rows of similar width (within 2x of the widest)
-    order = sorted(range(len(row_data)), key=lambda r: -len(row_data[r][0]))
+    order = sorted(range(len(packed)), key=lambda r: -widths[r])
     passes, band = [], []
     for r in order:
-        if band and len(row_data[r][0]) * 2 < len(row_data[band[0]][0]):
+        if band and widths[r] * 2 < widths[band[0]]:
             passes.append(band)
             band = []
         band.append(r)
     passes.append(band)
-    wanted: dict[int, list[int]] = {}  # row -> the columns read from it
-    at = [where[r] for r in rows]
-    picks = [(row, path[c]) for (row, path), c in zip(at, cols)]
-    for row, column in picks:
-        wanted.setdefault(row, []).append(column)
+    # each scored position's row and column in the packed layout
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    lengths = np.array([len(c) for c in unit_cols], dtype=np.int64)
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    pick_row = unit_row[rows]
+    pick_col = np.concatenate(unit_cols)[first[rows] + cols]
+    band_of = np.zeros(len(packed), dtype=np.int64)
+    slot = np.zeros(len(packed), dtype=np.int64)  # a row's place in its band
+    for p, band in enumerate(passes):
+        band_of[band] = p
+        slot[band] = np.arange(len(band))
+    pick_band = band_of[pick_row]
     device = base.device
-    out = {}
-    for band in passes:
-        width = max(len(row_data[r][0]) for r in band)
-        ids = torch.zeros((len(band), width), dtype=torch.long)
-        positions = torch.zeros((len(band), width), dtype=torch.long)
-        mask = torch.zeros((len(band), 1, width, width), dtype=torch.bool)
-        for i, r in enumerate(band):
-            w = len(row_data[r][0])
-            ids[i, :w], positions[i, :w] = row_data[r][0], row_data[r][1]
-            mask[i, 0, :w, :w] = row_data[r][2]
-            mask[i, 0, w:, 0] = True  # padding queries see one key (no all-masked softmax rows)
-        hidden = base(input_ids=ids.to(device), attention_mask=mask.to(device),
-                      position_ids=positions.to(device), use_cache=False).last_hidden_state
-        for i, r in enumerate(band):
-            for column in set(wanted.get(r, [])):
-                out[(r, column)] = hidden[i, column]
-    return torch.stack([out[pick] for pick in picks])
+    out = None
+    for p, band in enumerate(passes):
+        ids, positions, mask = _band_inputs(trees, packed, band)
+        hidden = base(input_ids=torch.from_numpy(ids).to(device),
+                      attention_mask=torch.from_numpy(mask).to(device),
+                      position_ids=torch.from_numpy(positions).to(device),
+                      use_cache=False).last_hidden_state
+        if out is None:
+            out = torch.empty((len(rows), hidden.shape[-1]), dtype=hidden.dtype, device=device)
+        here = np.nonzero(pick_band == p)[0]
+        if len(here):
+            out[torch.from_numpy(here).to(device)] = hidden[
+                torch.from_numpy(slot[pick_row[here]]).to(device),
+                torch.from_numpy(pick_col[here]).to(device)]
+    return out
 
 
 def forward_logprobs(lm: LanguageModel, units: list[CausalUnit], token_budget: int | None = None,
@@ -404,16 +457,11 @@ def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bo
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             scored = logprobs[torch.arange(len(wanted), device=device),
                               torch.tensor(wanted, device=device)].cpu().double().numpy()
-    out, k = [], 0
+    out, values = [], iter(scored.tolist())  # Python floats, in the order they were scored
     for unit in units:
-        values = []
-        for position in unit.targets:
-            if position > 0:
-                values.append(float(scored[k]))
-                k += 1
-            else:
-                values.append(None)
-        out.append({"logprobs": values, "offsets": [list(o) for o in unit.offsets]})
+        out.append({"logprobs": [next(values) if position > 0 else None
+                                 for position in unit.targets],
+                    "offsets": [list(o) for o in unit.offsets]})
     return out
 
 
