@@ -41,10 +41,32 @@ def _group(name: str, groups: Mapping[str, str]) -> str:
     return " within ".join(parts) if len(parts) > 1 else parts[0]
 
 
+def _top_level_terms(rhs: str) -> list[str]:
+    """`rhs` split at the + signs outside parentheses."""
+    terms, depth, current = [], 0, ""
+    for char in rhs:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "+" and depth == 0:
+            terms.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return terms + [current.strip()]
+
+
+_DISTRIBUTED = re.compile(r"^(?P<outer>[\w.]+)\s*\*\s*\((?P<inner>[^()]*)\)$")
+
+
 def _fixed_words(rhs: str, variables: Mapping[str, str]) -> list[str]:
     words = []
-    for term in (t.strip() for t in rhs.split("+")):
+    for term in _top_level_terms(rhs):
         if term in ("", "1", "0", "-1"):
+            continue
+        distributed = _DISTRIBUTED.match(term)
+        if distributed:   # group * (a + b): group, a, b and group's interaction with each
+            outer = _variable(distributed["outer"], variables)
+            inner = [_variable(v, variables) for v in _top_level_terms(distributed["inner"])]
+            words.append(f"{outer}, {_listed(inner)}, and the interaction of {outer} with each")
             continue
         if "*" in term:
             names = [_variable(v, variables) for v in term.split("*")]

@@ -51,7 +51,8 @@ LATEX_SYMBOLS = {
     "π": r"\ensuremath{\pi}", "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}",
     "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\phi}", "χ": r"\ensuremath{\chi}",
     "ψ": r"\ensuremath{\psi}", "ω": r"\ensuremath{\omega}", "Σ": r"\ensuremath{\Sigma}",
-    "†": r"\textdagger{}",
+    "†": r"\textdagger{}", "‡": r"\textdaggerdbl{}", "…": r"\ldots{}",
+    "√": r"\ensuremath{\surd}",
 }
 # Combining marks that survive NFC normalisation (no precomposed letter exists, e.g.
 # x + U+0301) become LaTeX's accent commands over the character before them; those that
@@ -124,7 +125,7 @@ def markdown_to_latex(text: Any) -> str:
 # cells
 
 _NUMBER_CELL = re.compile(r"^(?P<pre>\(?)(?P<sign>-?)(?P<int>\d+)(?:\.(?P<dec>\d+))?"
-                          r"(?P<post>\)?\**†?)$")
+                          r"(?P<post>\)?\**[†‡]?)$")
 
 
 def _number_cell(cell: str) -> str:

@@ -634,8 +634,15 @@ def _notes(fits, stars, statistic, coding_note, variables, levels,
         words.update(fit_term_labels(fit, variables, levels))
     from gbstats.mixed.design import is_design_warning
 
-    notes += [as_sentence(in_words(clean_message(n), words)) for n in table_notes(fits)
-              if not is_design_warning(n)]
+    # a prior is a formula's term and a distribution's code ("1|frame ~ HalfNormal(...)"):
+    # the table points to where they are listed (issue 43: priors are no table note)
+    noted = table_notes(fits)
+    priors = [n for n in noted if n.startswith("Priors [")]
+    notes += [as_sentence(method_in_words(in_words(clean_message(n), words))) for n in noted
+              if not is_design_warning(n) and n not in priors]
+    if priors:
+        notes.append("The Bayesian model's priors are listed in the report's section on the "
+                     "Bayesian twins, and in results.json.")
     notes += design_check_note(fits, variables)
     if stars:
         notes.append(STAR_LEGEND)
@@ -646,8 +653,9 @@ def _notes(fits, stars, statistic, coding_note, variables, levels,
 # R's calls and operators in words (issue 43: no code in notes).
 METHOD_WORDS = (("estimate +/- qt(0.975, df) x SE", "the estimate ± the .975 quantile of t "
                  "with those df × SE"),
-                ("+/- 1.96 x SE", "± 1.96 × SE"), ("blme::bglmer", "blme's bglmer"),
-                ("+/-", "±"))
+                ("+/- 1.96 x SE", "± 1.96 × SE"),
+                ("fit_glmm(..., penalised=True), blme::bglmer", "blme's bglmer"),
+                ("blme::bglmer", "blme's bglmer"), ("+/-", "±"))
 
 
 def method_in_words(text: str) -> str:

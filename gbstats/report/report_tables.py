@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gbstats.report.table_grammar import (MAX_COLUMNS, caption_problems, cell_problems,
                                           decimals_of, header_problems, prose_problems,
-                                          simulated_problems, APA_P)
+                                          simulated_problems, states_n, APA_P)
 
 _CAPTION = re.compile(r"^\*\*Table: (?P<caption>.*)\*\* \(\[LaTeX\]\(tables/(?P<name>[\w\-]+)"
                       r"\.tex\)\)$")
@@ -93,6 +93,17 @@ def table_problems(table: ReportTable) -> list[str]:
             if not (model_table and j > 0):
                 problems += [where + p for p in _digit_problems(label, column)]
     return list(dict.fromkeys(problems))
+
+
+def n_problems(table: ReportTable) -> list[str]:
+    """["states no N ..."] for a table that gives no N: no count column, no row of
+    observations, no number of units in its caption or notes (issue 43); else []."""
+    headers = [h for header, _ in table.parts for h in header]
+    row_labels = [r[0] for _, rows in table.parts for r in rows if r]
+    if table.parts and not states_n(headers, row_labels, table.caption, table.notes):
+        return ["states no N (a count column, a row of observations, or the number of units "
+                "in the notes)"]
+    return []
 
 
 def _digit_problems(label: str, cells: list[str]) -> list[str]:

@@ -211,7 +211,7 @@ def correlation_caps(*columns: str) -> dict[str, tuple[float, float]]:
 
 
 # The flag beside a value shown at its cap (the notes say what it means).
-CAP_FLAG = "†"
+CAP_FLAG = "‡"
 
 
 def _capped(frame: pd.DataFrame, caps: Mapping[str, tuple[float, float]]
@@ -573,7 +573,7 @@ PROSE_NAMES = frozenset({
     "pandas", "minicons", "pdflatex", "siunitx", "booktabs", "lmerControl", "optimx",
     "nloptwrap", "bobyqa", "TinyLlama", "SmolLM", "RoBERTa", "DeBERTa", "ModernBERT",
     "DistilBERT", "ALBERT", "GPT", "OLMo", "OpenWebText", "WinoBias", "WinoGender",
-    "WinoPron", "GenderLens", "GenDaLens", "MultiBERTs", "BookCorpus", "HuggingFace",
+    "WinoPron", "GenderLens", "GenDaLens", "DaWinoBias", "GenDa", "MultiBERTs", "BookCorpus", "HuggingFace",
     "GitHub", "MacKinnon", "McDonald", "McFadden", "DeBruine", "LaTeX", "BibTeX",
     "iOS", "eLife", "bioRxiv", "arXiv", "PsyArXiv", "OSF", "mTurk", "MTurk", "iPhone",
 })
@@ -610,6 +610,30 @@ def _is_file_name(text: str, match: re.Match) -> bool:
         if name.start() <= match.start() and match.end() <= name.end() and "_" not in name.group():
             return True
     return False
+
+
+# How a table states its N (issue 43: every table does): a count column, a row of
+# observations, or a count of units in its caption or notes.
+N_HEADER = re.compile(r"^(N|n)\b|^(Participants|People|Items|Stimuli|Trials|Observations|"
+                      r"Responses|Sentences|Names|Instances|Texts|Ratings|Questions|Pairs|"
+                      r"Templates|Occupations|Sets|Cells|Raters|Subjects|Words|Nouns|Lists|"
+                      r"Frames|Groups|Models|Replicates|Seeds)\b", re.IGNORECASE)
+N_WORDS = re.compile(r"\b[Nn]\s*=|\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:participants?|people|"
+                     r"persons?|items?|stimuli|stimulus|trials?|observations?|responses?|"
+                     r"sentences?|names?|instances?|texts?|ratings?|questions?|pairs?|"
+                     r"templates?|occupations?|sets?|cells?|raters?|subjects?|words?|nouns?|"
+                     r"lists?|frames?|forms?|answers?|replicates?|seeds?|rows?|models?|"
+                     r"contexts?|choices?|groups?|experiments?)\b")
+
+
+def states_n(headers: Sequence[str], row_labels: Sequence[str], caption: str,
+             notes: Sequence[str] | str) -> bool:
+    """Whether a table states its N: a count column (`N_HEADER`), a row of counts (a model
+    table's "Observations"), or a count of units in its caption or notes (`N_WORDS`)."""
+    text = f"{caption} " + (notes if isinstance(notes, str) else " ".join(notes))
+    return (any(N_HEADER.match(str(h).strip().split(": ")[-1]) for h in headers)
+            or any(N_HEADER.match(str(r).strip("* ")) for r in row_labels)
+            or bool(N_WORDS.search(text)))
 
 
 def simulated_problems(caption: str, notes: Sequence[str] | str) -> list[str]:

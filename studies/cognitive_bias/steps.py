@@ -26,6 +26,12 @@ DATASET = "cog_gb_eval2023"
 IGNORE_CHOICES = {"wino": ("wino",), "both": ("wino", "BUG"), "none": ()}
 
 
+# The models' variables and grouping factors in words, for the tables' notes (issue 43: the
+# formulas themselves go to the report's methods section)
+GLMM_WORDS = {"correct": "a correct answer", "stereotype": "stereotype (pro or anti)",
+              "alpha": "time pressure (α)", "log_rt": "the log response time"}
+GROUP_WORDS = {"participant": "participants", "sentence": "sentences"}
+
 def lme4_usable(run) -> bool:
     if run.args.no_lme4:
         run.note("--no-lme4: the lme4 GLMMs and the MAZE LMM were skipped")
@@ -260,7 +266,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                  labels={**V.LABELS, "accuracy_pro": "Pro", "accuracy_anti": "Anti",
                          "delta": "ΔQA", "n_pro": "N pro", "n_anti": "N anti"},
                  values=V.VALUES, groups="dataset", decimals={"alpha": 2},
-                 notes=["ΔQA = accuracy(pro) - accuracy(anti); α: time pressure (people only)."])
+                 notes=["ΔQA: accuracy on pro-stereotypical items minus accuracy on "
+                        "anti-stereotypical ones; α: time pressure (people only)."])
 
     report.section("QA: does time pressure grow the stereotype effect?", (
         f"`{A.GLMM_FORMULA}` per dataset, logistic (binomial, logit link). `stereotype`: "
@@ -289,7 +296,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
             "Accuracy under time pressure: logistic mixed models of a correct answer",
             data=A.glmm_table(glmms), variables=V.VARIABLES, groups=V.GROUPS,
             levels={"alpha": {"0.25": "0.25", "0.5": "0.5", "0.75": "0.75"}},
-            notes=[f"Model: `{A.GLMM_FORMULA}`, per data set, binomial with a logit link; "
+            notes=[f"Model: {report.formula('glmm_stereotype_alpha', A.GLMM_FORMULA, GLMM_WORDS, GROUP_WORDS)}"
+                   ", per data set, binomial with a logit link; "
                    "α as a factor (reference 0.75, the least pressure) or as a number. A fit "
                    "that did not converge is named in the notes below: do not read its column."])
     marginal, pro_minus_anti, marginal_notes = A.marginal_accuracy(glmms)
@@ -346,8 +354,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                            "MAZE response times: linear mixed models of log response time",
                            data=M.maze_lmm_table(maze_fits), variables=V.VARIABLES,
                            groups=V.GROUPS,
-                           notes=[f"Model: `{M.LMM_FORMULA}` per data set; log_rt is the "
-                                  "natural log of milliseconds."])
+                           notes=[f"Model: {report.formula('maze_lmm', M.LMM_FORMULA, GLMM_WORDS, GROUP_WORDS)}"
+                                  ", per data set; the response time is the natural log of "
+                                  "milliseconds."])
 
     report.section("Systems on the human scale", (
         "Each system's accuracy placed on the people's time-pressure curve: the alpha at "
@@ -417,7 +426,7 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                  notes=["A system with accuracy a on the MAZE sentences sits at Q(a), the time "
                         "within which a share a of people's correct trials were answered. Its "
                         "ΔMAZE is compared with people's at its mean share; Holm within each "
-                        "data set. Numbers: table maze_delta_uncertainty of results.json."])
+                        "data set. The numbers of each comparison are in results.json."])
     if lm is not None:
         report.section("A language model as a coreference model", (
             f"`{lm.name}` ({lm.model_id}, revision {lm.revision}, {lm.kind}): each wino "

@@ -323,8 +323,15 @@ def write_report(report, args, lm, dawino, abc, metrics, choices, rel, fit, note
                                variables={"pronoun_gender": "Pronoun gender",
                                           "occupation_stereotype": "Occupation stereotype"},
                                groups={"sentence_frame": "Sentence frames"},
-                               notes=[f"Model: `{A.MIXED_MODEL_FORMULA}`; log_rel_ppl: the "
-                                      "natural log of the relative perplexity."])
+                               notes=["Model: " + report.formula(
+                                          "mixed_model", A.MIXED_MODEL_FORMULA,
+                                          {"log_rel_ppl": "the log relative perplexity",
+                                           "pronoun_gender": "the pronoun's gender",
+                                           "occupation_stereotype": "the occupation's "
+                                           "stereotype"},
+                                          {"sentence_frame": "sentence frames"})
+                                      + "; the log relative perplexity is the natural log of "
+                                      "the relative perplexity."])
         report.figure("relative_perplexity", A.plot_relative_perplexity(rel),
                       "Relative perplexity of the anti-reflexive sentences (log2; 0 = as "
                       "likely as the reflexive twin)")

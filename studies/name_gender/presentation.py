@@ -19,6 +19,18 @@ TASKS = {1: "production", 2: "memory", 3: "production", 4: "memory"}
 VARIABLES = {"GenderRatingCentered": "Gender rating", "model_logit": "Model logit",
              "group": "Group", "she_logit": "Model logit"}
 LEVELS = {"group": {"men": "men", "nonmale": "non-male"}}
+# the models' variables and grouping factors in a sentence of a table's notes (issue 43: the
+# formulas themselves are in the report's methods section and results.json)
+FORMULA_WORDS = {"GenderRatingCentered": "the first name's gender rating, centred",
+                 "Condition": "the condition", "model_logit": "the model's logit",
+                 "group": "the group", "She": "choosing she",
+                 "she_logit": "the log of P(she) / P(he)"}
+FORMULA_GROUPS = {"Participant": "participants", "Item": "names shown",
+                  "NameUnit": "first or lone last names", "FirstName": "first names",
+                  "frame": "stories", "first_name": "first names",
+                  "name_unit": "first or lone last names", "item_key": "names shown",
+                  "frame_condition": "story-by-condition cells", "SubjID": "participants",
+                  "Story": "stories"}
 GROUPS = {"Participant": "Participants", "Item": "Names shown",
           "NameUnit": "First or lone last names", "FirstName": "First names",
           "frame": "Stories", "first_name": "First names", "name_unit": "First or lone last names",
@@ -124,10 +136,18 @@ def term_words(models: dict) -> dict[str, str]:
     return out
 
 
-def model_notes(specs) -> list[str]:
-    """Each model of a table in one sentence: the authors' name for it, its formula, its
-    trials."""
-    return [f"{model_name(s)}: {s.model}, {s.formula}, {ROWS[s.subset].lower()}" for s in specs]
+def model_notes(specs, report=None, table: str = "") -> list[str]:
+    """Each model of a table in one sentence: the authors' name for it, its model in words,
+    its trials. With `report`, each formula (lme4 syntax) goes to the report's methods
+    section under `table` (issue 43: no formula in a table's notes)."""
+    from gbstats.report.formula_words import formula_in_words
+
+    def words(s) -> str:
+        if report is None:
+            return formula_in_words(s.formula, FORMULA_WORDS, FORMULA_GROUPS)
+        return report.formula(f"{table}, {model_name(s)}", s.formula, FORMULA_WORDS,
+                              FORMULA_GROUPS)
+    return [f"{model_name(s)}: {words(s)}; {ROWS[s.subset].lower()}" for s in specs]
 
 
 def specs_of(experiments, specs=HUMAN_MODELS) -> list:

@@ -426,7 +426,7 @@ def human_model_tables(report, out, state) -> None:
         columns = P.model_columns(state["human"], specs)
         if columns:
             report.model_table(name, columns, caption, data=False,
-                               notes=HUMAN_NOTES + P.model_notes(specs),
+                               notes=HUMAN_NOTES + P.model_notes(specs, report, name),
                                terms=P.term_words(columns), **options)
     report.record("human_models", out["human_models"],
                   "Every fixed effect and random-intercept variance of the authors' models at "
@@ -451,8 +451,8 @@ def human_model_tables(report, out, state) -> None:
             terms=P.term_words(like), **options,
             notes=["Not in the paper. Log-odds of she among he and she responses",
                    "Gender rating: the first name's gender rating, centred as the authors'"]
-            + P.model_notes(H.LIKE_FOR_LIKE_MODELS)
-            + ["First or lone last names: NameUnit, the first name, or the last name where "
+            + P.model_notes(H.LIKE_FOR_LIKE_MODELS, report, "like_for_like_models")
+            + ["First or lone last names: the first name, or the last name where "
                "only it was shown",
                "Codings and rating centring as the authors'; optimizer bobyqa (glmer's "
                "default stopped short of convergence on Exp 1)."])
@@ -545,8 +545,14 @@ def report(run, report, out):
                            "P(he)) per prompt", data=out["model_side_models"],
                            terms=P.all_term_words(mirrors), **options,
                            notes=[f"{P.EXPERIMENTS[m.experiment]}, "
-                                  f"{P.MIRROR_WORDS[m.model].lower()}: mirrors {m.model}; "
-                                  f"{m.formula}." for m in M.MIRRORS]
+                                  f"{P.MIRROR_WORDS[m.model].lower()}: mirrors the authors' "
+                                  f"{P.MODEL_WORDS.get(f'exp{m.experiment}_{m.model}', '').lower()}"
+                                  " model; "
+                                  + report.formula(f"model_side_models, "
+                                                   f"{P.EXPERIMENTS[m.experiment]}, "
+                                                   f"{P.MIRROR_WORDS[m.model].lower()}",
+                                                   m.formula, P.FORMULA_WORDS, P.FORMULA_GROUPS)
+                                  + "." for m in M.MIRRORS]
                            + ["lme4 REML, Satterthwaite df and t intervals (results.json); "
                               "codings and rating centring as the authors'; Exp 1's condition "
                               "model keeps the last-name prompts"])
@@ -555,8 +561,11 @@ def report(run, report, out):
                            "The earlier model-side rating slope without and with a first-name "
                            "random intercept", data=out["first_name_term"],
                            terms=P.all_term_words(earlier), **options,
-                           notes=[f"Formula: {M.EARLIER_FORMULA} [+ (1 | first_name)]; "
-                                  "three-way logit, as the earlier report fitted it.",
+                           notes=["Model: " + report.formula("first_name_term",
+                                                             M.EARLIER_FORMULA,
+                                                             P.FORMULA_WORDS, P.FORMULA_GROUPS)
+                                  + ", and the same with random intercepts for first names "
+                                  "added; three-way logit, as the earlier report fitted it.",
                                   "Without the first-name term each prompt counts as "
                                   "independent evidence about a property of 21 first names "
                                   "(pseudo-replication); the design check fires on that model."])
@@ -665,7 +674,10 @@ def report(run, report, out):
                            "logit as strongly?", data=out["alignment_glmm"],
                            terms=P.all_term_words(glmms), variables=P.VARIABLES,
                            levels=P.LEVELS, groups=P.GROUPS,
-                           notes=[f"Formula: {A.ALIGNMENT_FORMULA}.",
+                           notes=["Model: " + report.formula("alignment_glmm",
+                                                             A.ALIGNMENT_FORMULA,
+                                                             P.FORMULA_WORDS, P.FORMULA_GROUPS)
+                                  + ".",
                                   "Group: men = reference, non-male participants; trials with a "
                                   "rating (Exp 1: first and full names), he/she responses.",
                                   "lme4 glmer, Laplace, optimizer bobyqa, Wald z."])

@@ -233,8 +233,13 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
                      for model, by_backend in fits.items() for backend, fit in by_backend.items()},
             "Logistic mixed model of a correct answer (unique instances)",
             data=A.glmm_table(fits), variables=V.VARIABLES, groups=V.GROUPS,
-            notes=[f"Model: `{A.GLMM_FORMULA}`" + ("" if many else f", {next(iter(fits))}")
-                   + "; distractors is a factor nested in the pronoun set."])
+            notes=["Model: " + report.formula(
+                       "glmm", A.GLMM_FORMULA,
+                       {"correct": "a correct answer", "pronoun_set": "the pronoun set",
+                        "distractors": "the number of distractors", "case": "the case"},
+                       {"occupation": "occupations", "context_template": "context templates"})
+                   + ("" if many else f", {next(iter(fits))}")
+                   + "; the number of distractors is a factor nested in the pronoun set."])
         report.table("distractor_effects", effects,
                      "Change in the log-odds of a correct answer with distractors, per pronoun set",
                      labels=V.LABELS, values=V.VALUES, groups="model",

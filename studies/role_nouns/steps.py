@@ -48,12 +48,13 @@ class ModelPredictions:
     direct: pd.DataFrame | None  # the direct method against the posterior, if any set allows
 
 
-def model_predictions(run, prior) -> ModelPredictions:
-    """Score every sentence; the three methods' probabilities (see ModelPredictions)."""
+def model_predictions(run, prior, lm=None) -> ModelPredictions:
+    """Score every sentence with `lm` (default: --model); the three methods' probabilities
+    (see ModelPredictions)."""
     from studies.role_nouns import scoring as S
 
     args = run.args
-    lm = run.model()
+    lm = lm if lm is not None else run.model()
     states = choose_states(args.states, args.seed)
     grid = stimulus_grid(states, variants=prior[["role_noun_set", "set_type", "variant",
                                                  "variant_gender"]])
@@ -208,7 +209,7 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
                         f"labels ({tests['n_perm'].iloc[0] if len(tests) else 0} permutations), "
                         "not adjusted for choosing the top two groups; Holm within each method's "
                         "tests. The permutation test holds its size with unequal groups "
-                        "(benchmarks/results/alignment_calibration.json)."])
+                        "(the project's alignment calibration benchmark)."])
 
     report.section("Proportions of FEM, MASC and G-NEUT forms (cf. the paper's Figures 1 "
                    "and 3)", "People: share of responses per attitude group and name "
@@ -250,13 +251,18 @@ def write_report(report, lm, score_is, states, trials, prior, item_probs, loglik
             "conservative. lme4: Laplace ML, Wald z. pymc: posterior mean, SD and 95% "
             "interval (gbstats' default priors: rstanarm's, scaled to the data; listed under "
             "Bayesian twins)."))
+        glmm_words = report.formula(
+            "human_glmm", A.GLMM_FORMULA,
+            {"neutral": "choosing the gender-neutral form", "name_gender": "the name's gender",
+             "attitude_score": "the attitude score"},
+            {"participant": "participants", "role_noun_set": "role-noun sets"})
         report.fit_table("human_glmm", fits,
                          "Choosing the gender-neutral form: logistic mixed models (log-odds)",
                          variables={"name_gender": "Name gender",
                                     "attitude_score": "Attitude score"},
                          levels={"name_gender": {"men": "men's", "women": "women's"}},
                          groups={"participant": "Participants", "role_noun_set": "Role-noun sets"},
-                         notes=[f"Model: `{A.GLMM_FORMULA}`; neutral = 1 for the G-NEUT form; "
+                         notes=[f"Model: {glmm_words}; the response is 1 for the G-NEUT form; "
                                 "attitude score 0-100, higher = more conservative."])
 
 

@@ -202,6 +202,36 @@ def with_equivalence(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def condensed_bounds_notes(notes: list[str]) -> list[str]:
+    """A profile table's per-row bound sentences (gbstats.alignment.group_comparison.
+    profile_bounds_notes) as at most two sentences for the table, with the rows counted; the
+    report's warnings keep each row's (a note of one sentence per row runs to a page)."""
+    above = [n for n in notes if "above 1 (noise" in n]
+    beyond = [n for n in notes if "lies beyond [-1, 1]" in n and n not in above]
+    out = [n for n in notes if n not in above and n not in beyond]
+    if above:
+        out.append(f"{len(above)} comparison{'s' if len(above) > 1 else ''} with a corrected r "
+                   "above 1 (noise, given the reliabilities): the ceiling shows as 0, which is "
+                   "not evidence that no model could differ; read the ceiling at the "
+                   "interval's lower end.")
+    if beyond:
+        out.append(f"{len(beyond)} comparison{'s' if len(beyond) > 1 else ''} with an end of "
+                   "the corrected r's interval beyond [−1, 1]: the ceiling uses the bound, so "
+                   "it is at most 2.")
+    return out
+
+
+def grouping_in_words(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with its grouping named in words ("nonbinary acceptance", not nb_group), for
+    the sentences of a table's notes (issue 43); results.json keeps the names."""
+    from studies.singular_they.presentation import GROUPING_WORDS
+
+    if "grouping" not in table.columns:
+        return table
+    return table.assign(grouping=table["grouping"].map(
+        lambda g: GROUPING_WORDS.get(g, g).lower()))
+
+
 def comparison_notes(table: pd.DataFrame) -> list[str]:
     """How many tests each Holm family of the corrected comparisons holds, and which pairs
     were not computed (gbstats.alignment.group_comparison.holm_family_note)."""
@@ -353,7 +383,8 @@ def report_rq2(report, s) -> None:
                         "people). The "
                         "estimand is the correlation over the population of items; for this "
                         "fixed item set the interval is conservative."] + notes
-                 + reliability_bounds_notes(s.group_reliability, ("grouping", "item_set")))
+                 + reliability_bounds_notes(grouping_in_words(s.group_reliability),
+                                            ("grouping", "item_set")))
     report.table("corrected_comparisons",
                  V.corrected_comparisons_view(s.corrected_comparisons, s.group_reliability),
                  "Equal alignment? (the primary test) Differences between two groups' "
@@ -367,7 +398,7 @@ def report_rq2(report, s) -> None:
                         f"tests at ±{EQUIVALENCE_BOUND:.2f}, Holm within the same family (the "
                         "SE, z statistic, unadjusted p and smallest provable bound are in "
                         "results.json).", VERDICT_NOTE]
-                 + comparison_notes(s.corrected_comparisons))
+                 + comparison_notes(grouping_in_words(s.corrected_comparisons)))
     report.table("group_profile_agreement", V.profile_agreement_view(s.profile_agreement,
                                                                      s.group_reliability),
                  "The ceiling of each comparison: how closely two groups' item profiles agree",
@@ -378,12 +409,13 @@ def report_rq2(report, s) -> None:
                        "max_alignment_difference": (0.0, 2.0),
                        "max_alignment_difference_upper": (0.0, 2.0)},
                  notes=["Corrected r: the r of the two groups' item means divided by "
-                        "sqrt(reliability of the first x reliability of the second); largest "
-                        "possible difference: sqrt(2 (1 - corrected r)), the most any model's "
+                        "the square root of the product of their reliabilities; largest "
+                        "possible difference: the square root of 2 (1 − corrected r), the most any model's "
                         "alignment with the two groups can differ, and its value at the "
                         "interval's lower end; two-way bootstrap percentile interval (items, "
                         "people within group), which errs wide."]
-                 + profile_bounds_notes(s.profile_agreement, ("grouping", "item_set")))
+                 + condensed_bounds_notes(profile_bounds_notes(
+                     grouping_in_words(s.profile_agreement), ("grouping", "item_set"))))
     report.table("size_matched_comparisons",
                  V.size_matched_view(s.size_matched, s.group_reliability),
                  "Size-matched comparisons: raw correlations with every group subsampled to "
@@ -406,7 +438,13 @@ def report_rq2(report, s) -> None:
                            "model's surprisal and group",
                            data=s.alignment_lmm if k == 0 else False, simulated=simulated,
                            variables=V.alignment_variables(grouping), groups=V.ALIGNMENT_GROUPS,
-                           notes=[f"`{FORMULA_TEXT}` on all items, ratings in points, group: "
+                           notes=["Model: " + report.formula(
+                                      f"alignment_lmm_{grouping}", FORMULA_TEXT,
+                                      {"rating": "the rating", "score_z": "surprisal (z)",
+                                       "group": "the group"},
+                                      {"participant": "participants", "item": "items",
+                                       "item:group": "each item within each group"})
+                                  + f"; on all items, ratings in points, group: "
                                   f"{words.lower()}. Surprisal (z): the model's surprisal "
                                   "standardised over the items; each group's slope on it is "
                                   "the first group's plus its Surprisal (z) × group term.",

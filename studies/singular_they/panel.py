@@ -106,9 +106,9 @@ FAMILIARITY_P = {"non-innovator": [0.55, 0.30, 0.10, 0.05],
 # per-stage means, and one-tailed Mann-Whitney tests (alternative: the earlier stage
 # scores lower) between adjacent stages. nBAcc = nonbinary acceptance, gId = gender
 # identity and familiarity (the panel's `familiarity`).
-WATSON_SURVEY_SOURCE = ("Watson et al. (2023), juliawatson/bert-social-attitudes "
-                        "camilliere/part_4_cluster_correlations.py (commit ef1358f), "
-                        "recorded output")
+WATSON_SURVEY_SOURCE = ("Watson et al. (2023), the recorded output of their cluster "
+                        "correlation script in their code repository "
+                        "(juliawatson/bert-social-attitudes, commit ef1358f)")
 PUBLISHED_SURVEY_MEANS = {
     "nb_acceptance": {"non-innovator": 1.2927, "innovator": 1.2697, "super-innovator": 2.1250},
     "familiarity": {"non-innovator": 0.6098, "innovator": 0.4944, "super-innovator": 1.2500},

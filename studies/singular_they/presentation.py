@@ -364,7 +364,13 @@ def side_by_side_view(table: pd.DataFrame) -> pd.DataFrame:
     """model_vs_human_effects for print: one heading per effect (in the order of the
     regressions), the side in words with its unit, then engine, estimate, interval, p."""
     order = {e: k for k, e in enumerate(EFFECT_WORDS)}
-    rows = table.assign(_order=table["effect"].map(order).fillna(len(order))) \
+    # a paper compares the effects, not the intercepts (a surprisal and a rating have no
+    # common zero), and prints one engine's fit per side (lme4 where R is installed; the
+    # engines agree, and the appendix of tables.tex compares them) (issue 43)
+    effects = table[~table["effect"].astype(str).str.strip("()").str.lower().eq("intercept")]
+    first = effects.groupby("side", sort=False)["backend"].transform("first")
+    effects = effects[effects["backend"] == first]
+    rows = effects.assign(_order=effects["effect"].map(order).fillna(len(order))) \
         .sort_values(["_order", "side"], kind="stable", ascending=[True, False])
     return pd.DataFrame({
         "effect": rows["effect"].map(EFFECT_WORDS).fillna(rows["effect"]).to_numpy(),
@@ -406,7 +412,7 @@ PARAMETER_LABELS = {"parameter": "Parameter", "value": "Value", "simulated_mean"
                     "published_mean": "Published mean", "source": "Kind"}
 PARAMETER_NOTES = ["Kind: published, a value Watson et al. (2023) report; calibrated, set so "
                    "that the stage's expected mean is the published one; illustrative, chosen, "
-                   "not estimated; run setting, the run's --seed. Mean: the mean the "
+                   "not estimated; run setting, the run's seed. Mean: the mean the "
                    "familiarity probabilities imply."]
 
 

@@ -40,8 +40,9 @@ from scipy import stats
 REPOSITORY = "juliawatson/bert-social-attitudes"
 COMMIT = "ef1358fb0307aeb44bf4ac7f6aae7251e979363b"
 REGRESSION_FILE = "camilliere/gender_closeness_regression.txt"
-SOURCE = (f"Watson, Beekhuizen & Stevenson (2023): {REPOSITORY}, {REGRESSION_FILE} "
-          f"(lmerTest output of camilliere/part_5_regression.R), commit {COMMIT[:7]}")
+# (in words, for a table's notes: the file names are in the module doc)
+SOURCE = (f"Watson, Beekhuizen & Stevenson (2023), the lmerTest output of their regression "
+          f"script in their code repository ({REPOSITORY}, commit {COMMIT[:7]})")
 SCORING_SOURCE = (f"{REPOSITORY} camilliere/part_1_create_stimuli.py and "
                   f"part_2_compute_bert_predictions.py, commit {COMMIT[:7]}")
 PUBLISHED_MODEL = "bert-base-uncased"

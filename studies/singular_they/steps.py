@@ -34,6 +34,12 @@ def write_stimuli(run) -> bool:
     return True
 
 
+def first_engine(fits: dict) -> dict:
+    """The fit a paper prints of one model's fits {engine: FitResult}: the first (lme4 where R
+    is installed, else statsmodels)."""
+    return dict(list(fits.items())[:1])
+
+
 def lmm_backends(run) -> list[str]:
     """Backends for the model-side LMM, from --backend (run.fit replaces lme4 without R)."""
     choice = run.args.backend
@@ -219,7 +225,8 @@ def report(run, report, s) -> None:
                      "Typos in the published stimuli, corrected before scoring",
                      labels=V.TYPO_LABELS, groups="type", record=s.corrections,
                      notes=["The words around each typo; the whole sentences are in "
-                            "results.json. `--as-published` scores the published text."] + why)
+                            "results.json. A run with the as-published option scores the "
+                            "published text."] + why)
     elif s.corrections is not None:
         typos = read_corrections(CORRECTIONS_FILE)
         shown, why = V.typos_view(typos)
@@ -250,24 +257,39 @@ def report(run, report, s) -> None:
         "controls are other sentences, so their interval is between items; lower is more "
         "expected")
     n_bold = int(A.close_gendered_rows(scored).shape[0])
-    report.model_table("lmm_close_gendered_paper_scale", V.engine_models(s.paper_fits),
+    words = {"surprisal_they": "the they-form's surprisal", "surprisal": "the they-form's "
+             "surprisal", "gendered": "gender marking", "close": "closeness"}
+    items = {"itm": "items", "frame": "items"}
+    paper_notes = [f"Model: {report.formula('lmm_close_gendered_paper_scale', A.PAPER_FORMULA, words, items)}"
+                   f", on the four closeness × gender conditions ({n_bold} stimuli): surprisal "
+                   "in nats, gender marking and closeness coded +1/−1 in the data, so a slope "
+                   "is half the difference between its two levels."]
+    model_notes = [f"Model: {report.formula('lmm_close_gendered', A.MODEL_FORMULA, words, items)}"
+                   f", on the same {n_bold} stimuli: surprisal in bits, closeness and gender "
+                   "marking coded 0/1, so a slope is the whole difference in bits (2/ln 2 = "
+                   "2.885 times the +1/−1 slope in nats; not comparable with the published "
+                   "estimates)."]
+    # the paper prints one engine's fit (lme4 where R is installed); the same model in every
+    # engine is a check of the analysis, for the appendix of tables.tex (issue 43)
+    report.model_table("lmm_close_gendered_paper_scale", V.engine_models(first_engine(s.paper_fits)),
                        "Surprisal (nats) of the they-form by gender marking and closeness, "
                        "as Watson et al.'s (2023) R analysis fits it",
                        data=A.model_fit_table(s.paper_fits, A.PAPER_FORMULA),
-                       terms=V.PAPER_TERMS, groups=V.ITEM_GROUPS,
-                       notes=[f"`{A.PAPER_FORMULA}` on the four closeness × gender conditions "
-                              f"({n_bold} stimuli): surprisal in nats, gendered and close "
-                              "coded +1/−1 in the data, so a slope is half the difference "
-                              "between its two levels; a random intercept per item."])
-    report.model_table("lmm_close_gendered", V.engine_models(s.model_fits),
+                       terms=V.PAPER_TERMS, groups=V.ITEM_GROUPS, notes=paper_notes)
+    report.model_table("lmm_close_gendered", V.engine_models(first_engine(s.model_fits)),
                        "Surprisal (bits) of the they-form by gender marking and closeness, "
                        "gbstats' indicator coding",
                        data=A.model_fit_table(s.model_fits, A.MODEL_FORMULA),
-                       terms=V.INDICATOR_TERMS, groups=V.ITEM_GROUPS,
-                       notes=[f"`{A.MODEL_FORMULA}` on the same {n_bold} stimuli: surprisal in "
-                              "bits, close and gendered coded 0/1, so a slope is the whole "
-                              "difference in bits (2/ln 2 = 2.885 times the +1/−1 slope in "
-                              "nats; not comparable with the published estimates)."])
+                       terms=V.INDICATOR_TERMS, groups=V.ITEM_GROUPS, notes=model_notes)
+    for name, fits, terms, notes in (
+            ("lmm_close_gendered_paper_scale", s.paper_fits, V.PAPER_TERMS, paper_notes),
+            ("lmm_close_gendered", s.model_fits, V.INDICATOR_TERMS, model_notes)):
+        if len(fits) > 1:
+            report.model_table(f"{name}_engines", V.engine_models(fits),
+                               "Engine check: the they-form's surprisal model in every engine "
+                               + ("(nats)" if fits is s.paper_fits else "(bits)"),
+                               data=False, terms=terms, groups=V.ITEM_GROUPS, notes=notes,
+                               appendix=True)
 
     report_anchor(report, s, scoring)
     if simulated:
@@ -337,7 +359,7 @@ def report_anchor(report, s, scoring: str) -> None:
     """Watson et al.'s published BERT estimates beside this run's paper-scale fit."""
     if not s.paper_fits:
         return
-    text = scored_text(s.corrections) or "the --stimuli file"
+    text = scored_text(s.corrections) or "the stimuli file given to the run"
     table = P.anchor_table(s.paper_fits, model=s.lm.name, scoring=scoring, text=text)
     notes = P.anchor_notes(scoring=scoring, model=s.lm.name, text=text,
                            corrected_bold_items=corrected_bold_items(s.corrections))
@@ -353,7 +375,9 @@ def report_anchor(report, s, scoring: str) -> None:
                        "regression and scale", data=table, terms=V.PAPER_TERMS,
                        groups=V.ITEM_GROUPS, published=V.published_estimates(P.PUBLISHED_BERT),
                        compare=ours, gof=("nobs", "groups"),
-                       notes=[f"`{A.PAPER_FORMULA}`: surprisal in nats, +1/−1 coding. "
+                       notes=["Model: the they-form's surprisal regressed on gender marking "
+                              "and closeness, with random intercepts for items; surprisal in "
+                              "nats, +1/−1 coding. "
                               f"Published: Watson et al.'s {P.PUBLISHED_MODEL}, whose "
                               f"random-effect SDs were {sd['itm']:.3f} (items) and "
                               f"{sd['residual']:.3f} (residual)."] + notes)

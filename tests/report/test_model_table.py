@@ -239,7 +239,10 @@ def test_a_bayesian_column_has_no_stars_no_likelihood_and_its_convergence_in_the
     assert cells["x"] == ["0.700"] and se_cells(table, "x") == ["(0.060)"]
     assert "Log-likelihood" not in cells and cells["ELPD (LOO)"] == ["-330.4"]
     notes = " ".join(table.notes)
-    assert "Bayesian twin [Bayesian]: converged" in notes and "Priors [Bayesian]" in notes
+    # the priors (a formula's terms and a distribution's code) are listed elsewhere, and the
+    # notes say where (issue 43: no code in notes)
+    assert "Bayesian twin [Bayesian]: converged" in notes and "Priors [Bayesian]" not in notes
+    assert "priors are listed in the report's section on the Bayesian twins" in notes
     assert "posterior mean and SD" in notes
 
 
@@ -307,3 +310,23 @@ def test_an_estimate_below_the_tables_precision_is_shown_at_its_own_scale():
     presented = table.presented("A tiny slope", "tab:tiny")
     assert grammar_problems(presented) == []
     assert f"{coef['estimate']:.1e}" in render_latex(presented)
+
+
+def test_the_design_check_is_one_sentence_in_the_studys_words():
+    from gbstats.report.model_table import design_check_note
+    from gbstats.report.table_grammar import prose_problems
+
+    fit = bayes_result()
+    fit.fit_stats["design_check"] = [{"term": "GenderRatingCentered", "factor": "FirstName",
+                                      "n_levels": 40, "rows_per_level": 12.0,
+                                      "also_constant_within": "", "suggestion": "(1 | FirstName)"}]
+    # the same finding from two engines is said once
+    notes = design_check_note({"lme4": fit, "statsmodels": fit},
+                              {"GenderRatingCentered": "the first name's gender rating, centred",
+                               "FirstName": "first names"})
+    assert notes == ["Design check: the first name's gender rating, centred varies only between "
+                     "the 40 levels of first names, which the model gives no random effect, so "
+                     "its test counts rows within one level as independent evidence "
+                     "(pseudo-replication); random intercepts for first names would account "
+                     "for it."]
+    assert prose_problems(notes[0]) == []

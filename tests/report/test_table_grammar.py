@@ -212,7 +212,7 @@ def test_a_corrected_correlation_above_1_is_shown_at_the_bound_with_a_note():
     shown = present(df, "Corrected correlations", caps=caps, labels={"r_corrected": "Corrected r"})
     cells = {c.label: c.cells for c in shown.parts[0].columns}
     # shown at the bound and flagged (the notes say what the flag means)
-    assert any(cell.endswith("1.000†]") for cell in next(v for k, v in cells.items() if "CI" in k))
+    assert any(cell.endswith("1.000‡]") for cell in next(v for k, v in cells.items() if "CI" in k))
     assert "1.080" not in str(cells) and "1.355" not in str(cells)
     assert any("shown at the bound" in n for n in shown.notes)
     assert grammar_problems(shown) == []
