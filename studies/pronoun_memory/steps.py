@@ -8,6 +8,7 @@ from studies.pronoun_memory import human as H
 from studies.pronoun_memory import model_side as M
 from studies.pronoun_memory import presentation as P
 from studies.pronoun_memory import ruff as R
+from studies.pronoun_memory import sensitivity as S
 
 # one commit batch holds every prompt of several lists, so that a list's (or a PSA
 # condition's) long context runs once as the root of one token tree (models.causal)
@@ -108,6 +109,9 @@ def fit(run, state):
                       f"{st['min_se_ratio_to_glm']:.3f} x those of the same fixed part without "
                       "random effects: the Hessian they come from is broken. Read its point "
                       "estimates only."])
+    run.say("sensitivity refits: Exp 2 with a participant intercept, Exp 1B's failed fit "
+            "with bobyqa (lme4 glmer)")
+    sensitivity = S.fit_sensitivities(tables, **fit_cache(run))
     if run.bayes and run.args.human_twins:
         run.say("Bayesian twins of the six main models (bambi/PyMC; minutes each)")
         for spec in (s for s in H.HUMAN_MODELS if s.twin):
@@ -120,7 +124,7 @@ def fit(run, state):
         run.note("The Bayesian twins of the six main models are opt-in (--human-twins; "
                  "minutes each on 2 cores; refitted until R-hat <= 1.01, ESS >= 400 and no "
                  "divergences, up to 4x --draws).")
-    return {**state, "human": human, "status": status}
+    return {**state, "human": human, "status": status, "sensitivity": sensitivity}
 
 
 def tables(run, state):
@@ -130,6 +134,9 @@ def tables(run, state):
         out["human_models"] = H.human_models_table(human, state["status"])
         out["human_fit_settings"] = H.fit_settings(human, state["status"])
         out["human_variances"] = H.variance_table(human)
+        if state.get("sensitivity"):
+            out["human_sensitivity"] = S.sensitivity_table(human, state["status"],
+                                                           state["sensitivity"], state["tables"])
     scored = state.get("scored")
     people = K.people_long(state["tables"], run.log)
     if scored is None:
@@ -317,6 +324,8 @@ def report(run, report, out):
                             "the authors report this fit"] + P.status_notes(state["status"]))
         report.record("human_variances", out["human_variances"],
                       "The glmer fits' random-effect variances (the model tables show their SDs)")
+        if "human_sensitivity" in out:
+            S.sensitivity_report(report, out["human_sensitivity"])
     if "people_cells" in out:
         cells = out["people_cells"]
         view = P.with_ci_columns(cells, ["people"]).assign(
