@@ -471,6 +471,8 @@ def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[s
 def _p(p: float, floor: float | None) -> str:
     if floor is not None and p <= floor + 1e-12:
         return f"≤ {floor:.3f}".replace("0.", ".")
+    if p < 0.001:
+        return "< .001"
     return f"{p:.3f}".replace("0.", ".")
 
 
@@ -614,20 +616,25 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
         cmp_parts.append(rows.assign(task=task))
         profiles.append(agree.assign(task=task))
     table = pd.concat(cmp_parts, ignore_index=True)
+    # a task that is not measuring memory draws no verdict, so it is no test of the family
+    unmeasured = ~table["task"].map(measures).astype(bool) if len(table) else None
+    raw_p = table["p_value"].copy() if len(table) else None
+    if len(table):
+        table.loc[unmeasured, ["p_value", "equivalence_bound"]] = np.nan
     comparison = finish_comparisons(table) if len(table) else table
     if len(table):
+        comparison["p_value"] = raw_p.to_numpy()
         comparison.insert(0, "task", table["task"].to_numpy())
         corrected = pd.concat(rel_parts).set_index(["task", "group"])["r_corrected"]
         comparison["r_corrected_a"] = [corrected.get((t, g), np.nan) for t, g in
                                        zip(comparison["task"], comparison["group_a"])]
         comparison["r_corrected_b"] = [corrected.get((t, g), np.nan) for t, g in
                                        zip(comparison["task"], comparison["group_b"])]
-        unmeasured = ~comparison["task"].map(measures).astype(bool)
-        comparison.loc[unmeasured, "verdict"] = NOT_MEASURING
+        comparison.loc[unmeasured.to_numpy(), "verdict"] = NOT_MEASURING
     reliability = pd.concat(rel_parts, ignore_index=True)
     profile = pd.concat(profiles, ignore_index=True)
-    lines = [f"The primary test, declared before the data were read (studies/pronoun_memory/"
-             f"compare.py, `gender_alignment`): the difference between women's and men's "
+    lines = [f"The primary test, declared as such in the study's code and in results.json: "
+             f"the difference between women's and men's "
              f"reliability-corrected correlations with {name}'s item accuracy, one family over "
              f"the two tasks, Holm; equivalence within ±{EQUIVALENCE_BOUND:.2f} on the "
              "corrected-correlation scale by two one-sided tests; the ceiling from the groups' "
@@ -644,10 +651,13 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
         lines.append(
             f"- **{task}**: corrected r women {rel.loc['female', 'r_corrected']:.2f}, men "
             f"{rel.loc['male', 'r_corrected']:.2f}; difference {c.estimate:+.2f} "
-            f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}], Holm p {_p(c.p_holm, None)} (family of "
-            f"{int(c.family_size)}); equivalence TOST Holm p {_p(c.p_equivalence_holm, None)}"
-            f" (smallest bound these data could establish {c.smallest_equivalence_bound:.2f}). "
-            f"Ceiling: women's and men's item profiles agree at {pa.r_profiles_corrected:.3f} "
+            f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}], "
+            + (f"Holm p {_p(c.p_holm, None)} (family of {int(c.family_size)}); equivalence "
+               f"TOST Holm p {_p(c.p_equivalence_holm, None)} (smallest bound these data "
+               f"could establish {c.smallest_equivalence_bound:.2f}). "
+               if np.isfinite(c.p_holm) else f"p {_p(c.p_value, None)} (not a test of the "
+               "family: no verdict is drawn). ")
+            + f"Ceiling: women's and men's item profiles agree at {pa.r_profiles_corrected:.3f} "
             f"(corrected), which leaves room for a difference of at most "
             f"{pa.max_alignment_difference:.2f}. Conclusion: {said}. "
             + ("The design (items, raters per item) is within the machinery's calibrated range."

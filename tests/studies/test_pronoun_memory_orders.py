@@ -259,3 +259,33 @@ def test_no_memory_verdict_from_a_model_not_measuring_memory():
     # a bootstrap p at its floor (2 / (B + 1)) is not printed as exact
     # (the family here: the production they cell and the contrast, 2 x 2 / 201)
     assert any("Holm p ≤ .020" in line for line in lines if "production" in line)
+
+
+def test_women_vs_men_to_name_gender_standard(tables):
+    """Exp 2's people and a constructed model score per item: the primary test (corrected
+    correlations) is declared, Holm runs over the tasks that are tested, TOST and the
+    ceiling are reported, and a task that is not measuring memory gets no verdict and is
+    not a test of the family."""
+    from gbstats.exclusions import ExclusionLog
+
+    log = ExclusionLog()
+    people = K.people_long(tables, log)
+    items = people[people["experiment"] == "2"].groupby(
+        ["List", "Name", "Pronoun", "task"])["accuracy"].mean().reset_index()
+    rng = np.random.default_rng(0)
+    model = items.assign(experiment="2", accuracy=np.clip(
+        items["accuracy"] + rng.normal(0, 0.1, len(items)), 0.01, 0.99))
+    with pytest.warns(Warning):       # corrected correlations near 1 warn; not the point
+        out = K.gender_alignment(people, model, log, n_boot=50, seed=1,
+                                 measures={"memory": False, "production": True}, name="M")
+    comparison = out["gender_comparison"].set_index("task")
+    assert comparison["primary"].all() and (comparison["family"] == K.GENDER_FAMILY).all()
+    assert comparison.loc["memory", "verdict"] == K.NOT_MEASURING
+    assert np.isnan(comparison.loc["memory", "p_holm"])
+    assert np.isfinite(comparison.loc["memory", "p_value"])          # shown, not tested
+    assert comparison.loc["production", "family_size"] == 1
+    assert comparison.loc["production", "equivalence_bound"] == K.EQUIVALENCE_BOUND
+    assert np.isfinite(comparison.loc["production", "p_equivalence_holm"])
+    assert set(out["gender_profile_agreement"]["task"]) == {"memory", "production"}
+    assert "max_alignment_difference" in out["gender_profile_agreement"]
+    assert "not measuring memory: no verdict" in out["gender_answer"]
