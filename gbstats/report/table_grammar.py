@@ -630,7 +630,8 @@ def states_n(headers: Sequence[str], row_labels: Sequence[str], caption: str,
              notes: Sequence[str] | str) -> bool:
     """Whether a table states its N: a count column (`N_HEADER`), a row of counts (a model
     table's "Observations"), or a count of units in its caption or notes (`N_WORDS`)."""
-    text = f"{caption} " + (notes if isinstance(notes, str) else " ".join(notes))
+    text = f"{caption} " + (notes if isinstance(notes, str) else " ".join(notes)) + " " \
+        + " ".join(str(r) for r in row_labels)   # a group heading: "all items (335 items)"
     return (any(N_HEADER.match(str(h).strip().split(": ")[-1]) for h in headers)
             or any(N_HEADER.match(str(r).strip("* ")) for r in row_labels)
             or bool(N_WORDS.search(text)))

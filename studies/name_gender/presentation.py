@@ -164,7 +164,8 @@ def fit_settings_view(settings: pd.DataFrame) -> pd.DataFrame:
                  for e in settings["experiment"]],
         model=[MODEL_WORDS[k] for k in keys],
         rows=settings["rows"].map(ROWS), coding=settings["coding"].map(CODINGS),
-        optimizer=settings["optimizer"].str.replace("Nelder_Mead", "Nelder-Mead"))[
+        optimizer=settings["optimizer"].str.replace("Nelder_Mead", "Nelder-Mead")
+        .str.replace("glmerControl default", "glmer's default"))[
         ["heading", "model", "rows", "coding", "nobs", "n_participants", "n_items", "optimizer",
          "nAGQ"]]
 

@@ -411,9 +411,9 @@ HUMAN_NOTES = ["Outcomes: she (Exp 1, 3) or female (Exp 2, 4) against every othe
                "log-odds",
                "Gender rating: the first name's gender rating, centred on its mean over the "
                "experiment's trials",
-               "Design check: in the rating models the first name's rating varies only between "
-               "first names, which have no random intercept (names as shown are nested in "
-               "them); table like_for_like_models adds one"]
+               # the design check itself is the model table's own sentence (one per table)
+               "Names as shown are nested in first names; the like-for-like table adds a "
+               "first-name random intercept"]
 
 
 def human_model_tables(report, out, state) -> None:
@@ -521,22 +521,24 @@ def report(run, report, out):
                      "Condition effects and rating slope, people beside the model: conditional "
                      "and population-averaged log-odds of she", record=wide,
                      groups="heading", labels=P.VIEW_LABELS,
-                     notes=["People, authors' model: as published (m_cond, m_nameGender: she "
-                            "vs any other response; m_noOther: he/she responses).",
+                     notes=["People, authors' model: as published (the condition and "
+                            "condition × rating models: she against any other response; the "
+                            "he-or-she-only model: he/she responses).",
                             "People, like for like: the same fixed part on the he/she responses "
-                            "with a first-name intercept (table like_for_like_models).",
-                            "Model: LMM of log(P(she) / P(he)) per prompt (table "
-                            "model_side_models).",
+                            "with a first-name intercept (the like-for-like table).",
+                            "Model: a linear mixed model of the log of P(she) / P(he) per "
+                            "prompt (the table of the model analogues).",
                             "Conditional: the mixed model's fixed effects. Population-averaged: "
                             "logit of the fitted probability averaged over the random "
                             "intercepts (the model's residual too), delta-method 95% interval "
                             "with the variances treated as known, so a little narrow: in a "
                             "simulated crossed GLMM it covered 89% (slope) and 93% (condition "
                             "effect) of 120 panels, the conditional one 92.5% and 94% "
-                            "(benchmarks/results/population_averaged_calibration.json).",
+                            "(the project's population-averaged calibration benchmark).",
                             "Effects at the centred rating; the slope averaged over conditions "
                             "as the authors' coding centres them; Wald z intervals (the model's "
-                            "own t intervals, table model_side_models, are a little wider)."])
+                            "own t intervals, in the table of the model analogues, are a "
+                            "little wider)."])
         V.differences_table(report, out["effect_differences"], model)
         options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
         mirrors = P.mirror_columns(state["model_fits"], M.MIRRORS)

@@ -313,7 +313,9 @@ def report(run, report, s) -> None:
                      "Main effects of closeness and gender marking on people's ratings",
                      labels={**V.LABELS, "effect": "Effect"}, simulated=simulated,
                      record=effects,
-                     notes=["Each effect is the difference between the two marginal means, "
+                     notes=[f"N = {s.human['participant'].nunique()} participants, "
+                            f"{len(s.human)} ratings.",
+                            "Each effect is the difference between the two marginal means, "
                             "averaged over the other factor (sum coding): twice the +1/−1 "
                             "coefficient of the human model, in rating points."])
         both = A.side_by_side(s.paper_fits, s.human_fits)
@@ -383,6 +385,12 @@ def report_anchor(report, s, scoring: str) -> None:
                               f"{sd['residual']:.3f} (residual)."] + notes)
 
 
+def panel_n(sizes: dict) -> str:
+    """The N of a table of the SIMULATED panel: its people per stage (issue 43)."""
+    each = ", ".join(f"{n} {stage}s" for stage, n in sizes.items())
+    return f"N = {sum(sizes.values())} simulated participants ({each})."
+
+
 def report_panel(report, seed: int) -> None:
     """How the SIMULATED panel was generated, and what its survey tests give over seeds."""
     from studies.singular_they import panel as PANEL
@@ -410,7 +418,8 @@ def report_panel(report, seed: int) -> None:
                                 "non-innovator": "Non-innovators", "innovator": "Innovators",
                                 "super-innovator": "Super-innovators"},
                  decimals=1,
-                 notes=[f"rating = stage mean + participant N(0, {PANEL.SD_PARTICIPANT:g}²) "
+                 notes=[panel_n(PANEL.STAGE_SIZES),
+                        f"rating = stage mean + participant N(0, {PANEL.SD_PARTICIPANT:g}²) "
                         f"+ item N(0, {PANEL.SD_ITEM:g}²) + residual "
                         f"N(0, {PANEL.SD_RESIDUAL:g}²), unclipped."], simulated=True)
     report.table("panel_survey_tests", V.survey_tests_view(over),
@@ -418,6 +427,7 @@ def report_panel(report, seed: int) -> None:
                  "beside Watson et al.'s (2023) real participants",
                  labels=V.SURVEY_TESTS_LABELS, groups="score", record=over,
                  p_columns=["p_this_seed", "p_median_over_seeds", "p_published"],
-                 notes=[f"One-tailed Mann-Whitney tests (earlier stage lower), as in the "
+                 notes=[panel_n(PANEL.STAGE_SIZES),
+                        f"One-tailed Mann-Whitney tests (earlier stage lower), as in the "
                         f"Mann-Whitney table of RQ2; seeds 0 to {PANEL.N_SEEDS_SHOWN - 1}. "
                         f"Published: {PANEL.WATSON_SURVEY_SOURCE}."], simulated=True)

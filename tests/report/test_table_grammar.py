@@ -360,3 +360,18 @@ def test_a_capped_correlation_is_flagged_in_its_cell_and_named_in_the_notes():
     assert cells["95% CI"] == [f"[0.900, 1.000{CAP_FLAG}]", "[0.200, 0.700]"]
     assert any(n.startswith("Corrected r, 95% CI: values beyond") for n in table.notes)
     assert grammar_problems(table) == []
+
+
+# --- every table states N -----------------------------------------------------------------
+
+@pytest.mark.parametrize("headers, rows, caption, notes, expected", [
+    (["Group", "Participants", "r"], [], "r by group", "", True),      # a count column
+    (["Term", "lme4"], ["Intercept", "Observations"], "Fit", "", True),  # a model table's row
+    (["Effect", "Estimate"], [], "Effects", "N = 148 participants, 2,960 ratings.", True),
+    (["Pair", "r"], ["Stage, all items (335 items)"], "Ceilings", "", True),  # a heading
+    (["Effect", "Estimate"], [], "Effects", "Each effect is a difference.", False),
+])
+def test_states_n_finds_a_count_column_row_or_sentence(headers, rows, caption, notes, expected):
+    from gbstats.report.table_grammar import states_n
+
+    assert states_n(headers, rows, caption, notes) is expected
