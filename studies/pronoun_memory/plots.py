@@ -21,6 +21,7 @@ FLOOR = 0.01
 def accuracy_figure(cells: pd.DataFrame):
     """One panel per experiment x task: accuracy per pronoun, people and model side by side."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     from gbstats.report.figures import figure_style
 
@@ -51,7 +52,9 @@ def accuracy_figure(cells: pd.DataFrame):
                 if j == 0:
                     ax.set_ylabel("accuracy (model: P(correct))")
         handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles[:2], labels[:2], frameon=False, loc="upper center", ncol=2)
+        chance = Line2D([], [], color="grey", linestyle=":", linewidth=1)
+        fig.legend(handles[:2] + [chance], labels[:2] + ["chance (1/3)"], frameon=False,
+                   loc="upper center", ncol=3)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
