@@ -545,6 +545,12 @@ def cell_problems(cells: Sequence[str]) -> list[str]:
                             f"({IDENTIFIER.search(text).group()!r})")
         elif R_TERM.search(text):
             problems.append(f"cell {text!r} holds an R term name ({R_TERM.search(text).group()!r})")
+        else:   # a variable's name joined up, as a formula spells it ("StoryCondition")
+            joined = [m.group() for what, pattern in PROSE_CODE
+                      if what in ("a camelCase name", "a joined-up name")
+                      for m in pattern.finditer(text) if m.group() not in PROSE_NAMES]
+            if joined:
+                problems.append(f"cell {text!r} holds a joined-up name ({joined[0]!r})")
     return problems
 
 
@@ -558,7 +564,7 @@ PROSE_CODE = (
     ("a camelCase name", re.compile(r"(?<![\w/.-])[a-z]+[A-Z][A-Za-z]*\b")),
     ("a joined-up name", re.compile(r"(?<![\w/.-])(?:[A-Z][a-z]+){3,}\b|"
                                     r"(?<![\w/.-])[A-Z][a-z]+(?:Centered|Centred|Rating|Name|"
-                                    r"Gender|Score|Type|Id|Count)\b")),
+                                    r"Gender|Score|Type|Id|Count|Condition|Group|Level|Unit|Key)\b")),
     ("a function call", re.compile(r"\b(?!s\))[a-z][a-z0-9]*\((?=[\w'\"])")),
     ("a module path", re.compile(r"\b[a-z][a-z0-9]+(?:\.[a-z_][a-z0-9_]+){2,}\b|"
                                  r"\bgbstats\.[a-z_]+|\bstudies\.[a-z_]+")),

@@ -30,11 +30,12 @@ FORMULA_GROUPS = {"Participant": "participants", "Item": "names shown",
                   "frame": "stories", "first_name": "first names",
                   "name_unit": "first or lone last names", "item_key": "names shown",
                   "frame_condition": "story-by-condition cells", "SubjID": "participants",
-                  "Story": "stories"}
+                  "Story": "stories", "StoryCondition": "story-by-condition cells"}
 GROUPS = {"Participant": "Participants", "Item": "Names shown",
           "NameUnit": "First or lone last names", "FirstName": "First names",
           "frame": "Stories", "first_name": "First names", "name_unit": "First or lone last names",
-          "item_key": "Names shown"}
+          "item_key": "Names shown", "Story": "Stories",
+          "StoryCondition": "Story × condition cells"}
 
 # each model in a few words: its column header in a model table, and its row in the settings
 MODEL_WORDS = {
