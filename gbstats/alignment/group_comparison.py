@@ -132,7 +132,7 @@ def profile_bounds_notes(table: pd.DataFrame, context: Sequence[str] = ()) -> li
     - a corrected r above 1: the ceiling is 0 ("no model could differ"), which is estimation
       noise unless the reliabilities are high; the ceiling at the interval's lower end is the
       one to read;
-    - a corrected r or interval end beyond [-1, 1]: the ceiling uses the bound (at most 2).
+    - a corrected r or the interval's lower end below -1: the ceiling uses the bound (at most 2).
 
     `context`: columns whose values name a row beside its pair (a study's grouping).
     """
@@ -156,10 +156,12 @@ def profile_bounds_notes(table: pd.DataFrame, context: Sequence[str] = ()) -> li
                 f"reliabilities {row.reliability_a:.3g} and {row.reliability_b:.3g}), so the "
                 "ceiling shows as 0; that is not evidence that no model could differ: read "
                 f"the ceiling at the interval's lower end ({row.max_alignment_difference_upper:.3g}).")
-        elif any(np.isfinite(v) and abs(v) > 1 for v in (point, row.ci_low, row.ci_high)):
+        elif any(np.isfinite(v) and v < -1 for v in (point, row.ci_low)):
+            # (an upper end above 1 is common at high reliability and moves no ceiling; the
+            # tables show it at the bound with their own note)
             notes.append(
-                f"{pair}: the corrected r of the profiles or an end of its interval lies "
-                f"beyond [-1, 1] (reliabilities {row.reliability_a:.3g} and "
+                f"{pair}: the corrected r of the profiles or the lower end of its interval lies "
+                f"below -1 (reliabilities {row.reliability_a:.3g} and "
                 f"{row.reliability_b:.3g}); the ceiling uses the bound, so it is at most 2.")
     return notes
 
@@ -406,18 +408,23 @@ def corrected_comparison_rows(item_scores: pd.DataFrame, trials: pd.DataFrame, *
                               family: str = "primary", primary: bool = True,
                               n_splits: int = 200, n_var_boot: int = 200,
                               n_boot_splits: int = 20, n_boot: int = 1000, seed: int = 0,
-                              confidence: float = 0.95
+                              confidence: float = 0.95, item_cluster: str | None = None
                               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(reliability table, raw-r table, comparison rows) from one set of replicates
     (`gbstats.alignment.reliability.group_alignment`): the comparison rows carry the
-    columns `finish_comparisons` reads, test "difference of corrected correlations"."""
+    columns `finish_comparisons` reads, test "difference of corrected correlations".
+    `item_cluster`: a column of `item_scores` naming the unit the items cluster in; the
+    bootstrap then draws those units whole (recorded in the row's `resampling_unit`)."""
     rel, raw, comparison = group_alignment(
         item_scores, trials, group=group, score=score, rating=rating, item_keys=item_keys,
         participant=participant, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
-        n_boot_splits=n_boot_splits, seed=seed, confidence=confidence)
+        n_boot_splits=n_boot_splits, seed=seed, confidence=confidence,
+        item_cluster=item_cluster)
+    unit = "items" if item_cluster is None else f"clusters of items ({item_cluster})"
     rows = pd.DataFrame({
         "family": family, "group_a": comparison["group_a"], "group_b": comparison["group_b"],
-        "test": "difference of corrected correlations (z, items and people resampled)",
+        "test": f"difference of corrected correlations (z, {unit} and people resampled)",
+        "resampling_unit": f"{unit} jointly for both groups; people within each group",
         "primary": primary, "scale": "corrected correlation",
         "estimate": comparison["difference"], "se": comparison["se"],
         "ci_low": comparison["ci_low"], "ci_high": comparison["ci_high"],

@@ -216,8 +216,11 @@ def first_name_term(earlier_fits: dict) -> pd.DataFrame:
 def group_analyses(run, state) -> dict:
     """The men vs non-male tables: the ceiling, the reliability-corrected correlations, the
     comparisons (primary and secondary, Holm within family, equivalence) and the raw r."""
+    import warnings
+
     from gbstats.alignment.group_comparison import (corrected_comparison_rows,
                                                     finish_comparisons, profile_agreement)
+    from gbstats.errors import EstimateWarning
     from gbstats.mixed.fit_cache import cached_call
 
     cache = {"use_cache": not run.args.no_cache, "cache_dir": run.args.cache_dir}
@@ -225,27 +228,31 @@ def group_analyses(run, state) -> dict:
                   participant="Participant", equivalence_bound=A.EQUIVALENCE_BOUND,
                   n_boot=run.args.n_boot, seed=run.seed)
     profiles, reliability, raw, comparisons = [], [], [], []
-    for exp in PRODUCTION:
-        trials = state["grouped"][exp]
-        run.say(f"      Exp {exp}: the groups' profile agreement")
-        agree, _ = cached_call(profile_agreement, trials, group="group", rating="She",
-                               item_keys=A.ITEM_KEYS, participant="Participant",
-                               n_boot=min(run.args.n_boot, 500), seed=run.seed, **cache)
-        profiles.append(agree.assign(experiment=exp))
-        run.say(f"      Exp {exp}: corrected correlations and their comparison")
-        parts = [(None, "primary: men vs non-male, corrected r", True)] + [
-            (c, "secondary: per condition, corrected r", False) for c in C.CONDITIONS]
-        for cond, family, primary in parts:
-            sub = trials if cond is None else trials[trials["Condition"] == cond]
-            (rel, rawr, rows), _ = cached_call(
-                corrected_comparison_rows, A.item_scores(state["items"], exp, cond), sub,
-                family=family, primary=primary, **common, **cache)
-            rows = G.with_permutation_p(rows, A.item_scores(state["items"], exp, cond), sub,
-                                        seed=run.seed)
-            label = "all" if cond is None else cond
-            reliability.append(rel.assign(experiment=exp, condition=label))
-            raw.append(rawr.assign(experiment=exp, condition=label))
-            comparisons.append(rows.assign(experiment=exp, condition=label))
+    # the report's table notes say what these warn (reliability_bounds_notes,
+    # profile_bounds_notes): not echoed to stderr as well
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EstimateWarning)
+        for exp in PRODUCTION:
+            trials = state["grouped"][exp]
+            run.say(f"      Exp {exp}: the groups' profile agreement")
+            agree, _ = cached_call(profile_agreement, trials, group="group", rating="She",
+                                   item_keys=A.ITEM_KEYS, participant="Participant",
+                                   n_boot=min(run.args.n_boot, 500), seed=run.seed, **cache)
+            profiles.append(agree.assign(experiment=exp))
+            run.say(f"      Exp {exp}: corrected correlations and their comparison")
+            parts = [(None, "primary: men vs non-male, corrected r", True)] + [
+                (c, "secondary: per condition, corrected r", False) for c in C.CONDITIONS]
+            for cond, family, primary in parts:
+                sub = trials if cond is None else trials[trials["Condition"] == cond]
+                (rel, rawr, rows), _ = cached_call(
+                    corrected_comparison_rows, A.item_scores(state["items"], exp, cond), sub,
+                    family=family, primary=primary, item_cluster="first_name", **common, **cache)
+                rows = G.with_permutation_p(rows, A.item_scores(state["items"], exp, cond), sub,
+                                            seed=run.seed)
+                label = "all" if cond is None else cond
+                reliability.append(rel.assign(experiment=exp, condition=label))
+                raw.append(rawr.assign(experiment=exp, condition=label))
+                comparisons.append(rows.assign(experiment=exp, condition=label))
     glmm = A.glmm_comparison_rows(state["alignment_fits"])
     table = pd.concat(comparisons + [glmm.assign(condition="all")], ignore_index=True)
     finished = finish_comparisons(table)
@@ -646,8 +653,8 @@ def report(run, report, out):
                             + "; p (Holm) within each family.",
                             "Corrected-r rows: men's corrected correlation minus non-male "
                             "participants'; p from a permutation of participants' group labels "
-                            "(exact); interval from resampling the name items jointly and "
-                            "people within group.",
+                            "(exact); interval from resampling first names (each with all "
+                            "its items) jointly and people within group.",
                             "GLMM rows: the group x model_logit term of the alignment GLMM "
                             "(non-male minus men), Wald z; no equivalence bound on that scale.",
                             "Equivalence: two one-sided tests at the bound, Holm within the "

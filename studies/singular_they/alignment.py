@@ -57,6 +57,22 @@ def _subsets(scored: pd.DataFrame, human: pd.DataFrame, item_sets=None):
             yield grouping, present, set_name, items[["item", SCORE]], sub
 
 
+def quiet_estimates():
+    """Inside the block, gbstats' EstimateWarnings are not echoed to stderr: the report's
+    table notes carry the same sentences (reliability_bounds_notes, profile_bounds_notes)."""
+    import contextlib
+    import warnings
+
+    from gbstats.errors import EstimateWarning
+
+    @contextlib.contextmanager
+    def block():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EstimateWarning)
+            yield
+    return block()
+
+
 def corrected_tables(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, seed: int,
                      use_cache: bool = False, cache_dir=None
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -74,9 +90,10 @@ def corrected_tables(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, 
 
     rel_rows, comp_rows = [], []
     for grouping, _, set_name, items, trials in _subsets(scored, human):
-        (table, _, comparison), _ = cached_call(group_alignment, items, trials, group=grouping,
-                                                score=SCORE, n_boot=n_boot, seed=seed,
-                                                use_cache=use_cache, cache_dir=cache_dir)
+        with quiet_estimates():  # the report's notes say them (reliability_bounds_notes)
+            (table, _, comparison), _ = cached_call(
+                group_alignment, items, trials, group=grouping, score=SCORE, n_boot=n_boot,
+                seed=seed, use_cache=use_cache, cache_dir=cache_dir)
         rel_rows.append(table.assign(grouping=grouping, item_set=set_name,
                                      group=table["group"].astype(str)))
         comp_rows.append(comparison.assign(grouping=grouping, item_set=set_name,
@@ -257,9 +274,10 @@ def profile_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int, see
 
     rows = []
     for grouping, _, set_name, _, trials in _subsets(scored, human):
-        table, _ = cached_call(profile_agreement, trials, group=grouping, rating="rating",
-                               n_boot=n_boot, seed=seed, use_cache=use_cache,
-                               cache_dir=cache_dir)
+        with quiet_estimates():  # the report's notes say them (profile_bounds_notes)
+            table, _ = cached_call(profile_agreement, trials, group=grouping, rating="rating",
+                                   n_boot=n_boot, seed=seed, use_cache=use_cache,
+                                   cache_dir=cache_dir)
         rows.append(table.assign(grouping=grouping, item_set=set_name,
                                  group_a=table["group_a"].astype(str),
                                  group_b=table["group_b"].astype(str)))
