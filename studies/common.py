@@ -12,13 +12,15 @@ import time
 from pathlib import Path
 
 from gbstats.cli import positive_int  # re-exported: studies import it from here
+from gbstats.errors import DataValidationError, GbstatsError
 
 DEFAULT_MODEL = "smollm2-135m"
 _STARTED = time.perf_counter()
 
 
 def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none: bool = False,
-                     multiple_models: bool = False, bayes: bool = True) -> argparse.ArgumentParser:
+                     multiple_models: bool = False, bayes: bool = True,
+                     ranking: bool = False) -> argparse.ArgumentParser:
     """--model, --out, --data-dir, --seed, --device, cache flags and (optionally) Bayesian flags."""
     none_help = "; 'none' skips language-model scoring" if model_none else ""
     model_help = ("registry name, Hugging Face id or local path (default: smollm2-135m, the "
@@ -26,6 +28,14 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
     if multiple_models:
         parser.add_argument("--model", action="append", default=None,
                             help=model_help + "; repeat to compare several models")
+    elif ranking:
+        parser.add_argument("--model", default=DEFAULT_MODEL, action=RankedModels,
+                            help=model_help + "; repeat (or use --models) to rank several "
+                                 "models against people: the first gets the full analysis")
+        parser.add_argument("--models", default=None, metavar="FILE", action=ModelsFile,
+                            help="a text file naming one model a line (registry name, hub id "
+                                 "or local folder; blank lines and # comments skipped), "
+                                 "added after any --model")
     else:
         parser.add_argument("--model", default=DEFAULT_MODEL, action=OneModel,
                             help=model_help + "; one model per run")
@@ -64,6 +74,75 @@ class OneModel(argparse.Action):
                          f"run it once per model, with its own --out")
         namespace._model_given = values
         setattr(namespace, self.dest, values)
+
+
+class RankedModels(argparse.Action):
+    """--model for a study that ranks many models against people: every name is kept, in
+    order, in `ranked_models`; `model` stays the first, which gets the study's full
+    analysis (so a run with one model is what it always was)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = getattr(namespace, "ranked_models", None) or []
+        if not names:
+            setattr(namespace, self.dest, values)
+        namespace.ranked_models = [*names, values]
+
+
+class ModelsFile(argparse.Action):
+    """--models FILE: the names in FILE join those given with --model (see RankedModels)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            names = read_model_list(values)
+        except GbstatsError as exc:
+            parser.error(str(exc))
+        given = getattr(namespace, "ranked_models", None) or []
+        if not given:
+            namespace.model = names[0]
+        namespace.ranked_models = [*given, *names]
+        namespace.models = values
+
+
+def read_model_list(path: str) -> list[str]:
+    """The model names in a --models file: one a line, blank lines and # comments skipped."""
+    from gbstats.data.validate import require_readable_file
+
+    p = require_readable_file(path, column="--models")
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise DataValidationError("the file is not valid text", source=str(path),
+                                  column="--models", expected="UTF-8 text, one model a line",
+                                  found="undecodable bytes") from None
+    names = [line.split("#", 1)[0].strip() for line in lines]
+    names = [n for n in names if n]
+    if not names:
+        raise DataValidationError("no model is named", source=str(path), column="--models",
+                                  expected="one model a line (registry name, hub id or "
+                                           "local folder)",
+                                  found=f"{len(lines)} line(s), all blank or comments")
+    return names
+
+
+def ranked_model_names(args) -> list[str]:
+    """Every model a ranking study was given (--model, then --models), each once; [] for
+    `--model none`. A name given twice, or 'none' among several, is an error."""
+    names = getattr(args, "ranked_models", None) or [args.model]
+    if len(names) == 1:
+        return names if wants_model(names[0]) else []
+    nones = [n for n in names if not wants_model(n)]
+    if nones:
+        raise DataValidationError("'none' was named among several models",
+                                  source="--model/--models", expected="either 'none' alone "
+                                  "(the people's side only) or models to score",
+                                  found=", ".join(names))
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise DataValidationError("a model is named twice", source="--model/--models",
+                                  expected="each model once (two copies of one model need "
+                                           "two folders)",
+                                  found=", ".join(repeated))
+    return list(names)
 
 
 def seed_int(text: str) -> int:

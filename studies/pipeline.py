@@ -49,7 +49,8 @@ from models.batching import scoring_totals
 from models.cache import rejected_snapshot, rejected_summary, stored_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
-                            model_record, say, show_gbstats_progress, wants_model)
+                            model_record, ranked_model_names, say, show_gbstats_progress,
+                            wants_model)
 
 Step = Callable[["Run", Any], Any]
 
@@ -87,6 +88,9 @@ class Study:
     # An action that replaces the run when its flag is given (e.g. --write-stimuli):
     # returns True when it did the work, and then nothing else runs.
     shortcut: Callable[["Run"], bool] | None = None
+    # Many models against people (studies.ranking): --model may be repeated and --models
+    # names a file; the first model gets the full analysis, and all are ranked.
+    ranking: Any = None
 
     def __post_init__(self):
         if self.model not in MODEL_CHOICES:
@@ -104,7 +108,8 @@ class Study:
         if self.engine:
             add_engine_flags(parser)
         return add_common_flags(parser, self.name, model_none=self.model == "optional",
-                                multiple_models=self.model == "many", bayes=self.bayes)
+                                multiple_models=self.model == "many", bayes=self.bayes,
+                                ranking=self.ranking is not None)
 
     def main(self, argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         """Run with these flags (default: the command line); the exit code. `prog` is the
@@ -188,6 +193,8 @@ class Run:
                 raise DataValidationError("a model is named twice", source="--model",
                                           expected="distinct model names", found=repr(names))
             return list(names)
+        if self.study.ranking is not None:
+            return ranked_model_names(self.args)
         return [names] if wants_model(names) else []
 
     @property
@@ -658,6 +665,10 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     # last: another study's report folder (the more specific refusals above come first)
     check_output_folder(run.out, study=run.study.name)
     check_resampling_flags(run)
+    ranked = run.model_names() if study.ranking is not None else []  # refused now, not later
+    if len(ranked) > 1:
+        for name in ranked:  # a model that cannot be loaded fails now, not after the study
+            run.model(name)
     stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()
     # Every study fits with R: its clean process starts while the study loads and scores
@@ -671,6 +682,18 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
         state = study.score(run, state)
     run.step_seconds["score"] = time.perf_counter() - started
     run.scoring_in_score_step_s = scoring_totals()["seconds"] - scoring_before
+    INTERRUPTS.check()
+    # every model on the study's items, ranked against people: needs the scores and the
+    # people's data, not the fits (which are the first model's only)
+    ranking = None
+    if len(ranked) > 1:
+        from studies.ranking import rank_many
+
+        say(f"ranking {len(ranked)} models against people")
+        started = time.perf_counter()
+        with engine_from_args(args):
+            ranking = rank_many(run, state, study.ranking, ranked)
+        run.step_seconds["ranking"] = time.perf_counter() - started
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")
@@ -708,6 +731,11 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     with staged_folder(run.out, study.name) as staging:
         report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
         study.report(run, report, state)
+        if ranking is not None:
+            from gbstats.report.ranking_report import write_ranking
+
+            write_ranking(report, ranking, statistic=study.ranking.statistic,
+                          simulated=run.simulated or ranking.settings["simulated"])
         if run.prior_sensitivity:
             report_prior_sensitivity(report, run.prior_sensitivity, run.prior_sensitivity_terms)
         report.bayes_twins(run.bayes_twins)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-RANKING_LABELS = {"model": "Model", "estimate": "Estimate", "ci": "Simultaneous 95% CI",
+RANKING_LABELS = {"model": "Model", "parameters": "Parameters", "estimate": "Estimate", "ci": "Simultaneous 95% CI",
                   "share_of_ceiling": "Share of ceiling", "rank": "Rank",
                   "rank_set_marginal": "Rank set", "rank_set_simultaneous": "Rank set (all)",
                   "in_best_set": "May be best"}
@@ -23,8 +23,11 @@ def ranking_view(result) -> pd.DataFrame:
     the people's ceiling, its rank, its marginal and simultaneous rank sets, and whether it
     may be the best (MRSW's tau-best set, tau = 1)."""
     table = result.ranking.sort_values("estimate", ascending=False)
-    return pd.DataFrame({
-        "model": [str(m) for m in table.index], "estimate": table["estimate"].to_numpy(),
+    counts = result.settings.get("parameters") or {}
+    view = pd.DataFrame({
+        "model": [str(m) for m in table.index],
+        "parameters": [parameters_in_words(counts.get(str(m))) for m in table.index],
+        "estimate": table["estimate"].to_numpy(),
         "ci_low": table["ci_low"].to_numpy(), "ci_high": table["ci_high"].to_numpy(),
         "share_of_ceiling": table["share_of_ceiling"].to_numpy(),
         "rank": table["rank"].astype(int).to_numpy(),
@@ -34,6 +37,21 @@ def ranking_view(result) -> pd.DataFrame:
                                   zip(table["rank_lo_simultaneous"],
                                       table["rank_hi_simultaneous"])],
         "in_best_set": ["yes" if b else "no" for b in table["in_best_set"]]})
+    return view if counts else view.drop(columns="parameters")
+
+
+def parameters_in_words(count) -> str:
+    """135M, 1.7B, 3.2M: a model's size as papers print it; an en dash where not known."""
+    if count is None:
+        return "–"
+    count = int(count)
+    if count >= 10**9:
+        return f"{count / 10**9:.1f}B"
+    if count >= 10**8:
+        return f"{count / 10**6:.0f}M"
+    if count >= 10**6:
+        return f"{count / 10**6:.1f}M"
+    return f"{count / 10**3:.0f}K"
 
 
 def ranking_in_words(result, near: float = 0.10) -> str:
@@ -49,7 +67,9 @@ def ranking_in_words(result, near: float = 0.10) -> str:
     sentences = []
     for (lo, hi), models in sorted(groups.items()):
         if lo != hi and len(models) > 1:
-            sentences.append(f"{' and '.join(models)} cannot be ranked against each other "
+            listed = (f"{', '.join(models[:-1])} and {models[-1]}" if len(models) > 2
+                      else " and ".join(models))
+            sentences.append(f"{listed} cannot be ranked against each other "
                              f"(rank sets [{lo}, {hi}] each)")
     if len(best) == 1:
         sentences.append(f"{best[0]} is the best of these models at 95% confidence")
@@ -66,6 +86,18 @@ def ranking_in_words(result, near: float = 0.10) -> str:
     return "Of these models: " + "; ".join(sentences) + "."
 
 
+def ranking_settings_rows(result) -> pd.DataFrame:
+    """The ranking's settings and ceiling as setting/value rows (results.json), every value
+    as text so that one column holds numbers, words and lists alike."""
+    import json
+
+    values = {**{k: v for k, v in result.settings.items()},
+              **{f"ceiling_{k}": v for k, v in result.ceiling.items()}}
+    return pd.DataFrame({"setting": list(values),
+                         "value": [v if isinstance(v, str) else json.dumps(v, default=str)
+                                   for v in values.values()]})
+
+
 def write_ranking(report, result, *, statistic: str, name: str = "model_ranking",
                   simulated: bool | None = None) -> None:
     """The ranking section of a StudyReport: words, table, figures, results.json."""
@@ -76,7 +108,10 @@ def write_ranking(report, result, *, statistic: str, name: str = "model_ranking"
     report.section("Which model is most like people", ranking_in_words(result))
     unit = ("participants and clusters of items" if settings.get("n_clusters")
             else "participants and items")
-    notes = [f"Estimate: the {statistic}. Intervals are simultaneous over the models, from "
+    over = (f" over {settings['items']}" if settings.get("items") else "")
+    notes = [f"Estimate: the {statistic}{over}; {settings['n_items']:,} items, "
+             f"{settings['n_participants']:,} people, {len(result.ranking)} models. "
+             f"Intervals are simultaneous over the models, from "
              f"one two-way bootstrap ({unit}; {settings['n_boot']:,} "
              f"replicates, seed {settings['seed']}) shared by every model.",
              "Rank sets: Mogstad, Romano, Shaikh and Wilhelm (2023), with stepdown; "
@@ -88,10 +123,13 @@ def write_ranking(report, result, *, statistic: str, name: str = "model_ranking"
     report.table(name, ranking_view(result), "Models ranked by their agreement with people",
                  labels=RANKING_LABELS, notes=notes, simulated=simulated,
                  record=pd.DataFrame(result.records()["model_ranking"]),
-                 kinds={"rank": "count", "rank_set_marginal": "text",
+                 kinds={"rank": "count", "parameters": "text", "rank_set_marginal": "text",
                         "rank_set_simultaneous": "text", "in_best_set": "text"})
     report.record("model_differences", result.differences,
                   "Every pair of models: difference, SE, simultaneous interval, Holm p, TOST")
+    report.record("model_ranking_settings", ranking_settings_rows(result),
+                  "How the ranking was made: the statistic, the bootstrap, the ceiling, and "
+                  "each model's name as given")
     report.figure(f"{name}_forest", ranking_forest(result, statistic=statistic,
                                                    simulated=shown_simulated),
                   "Models ranked against people, with simultaneous 95% intervals and the "

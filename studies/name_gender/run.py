@@ -1,5 +1,6 @@
 from studies.common import positive_int
 from studies.name_gender import steps
+from studies.name_gender.ranking import SPEC as RANKING
 from studies.pipeline import Study
 
 
@@ -28,5 +29,6 @@ STUDY = Study(
             "participants (Gardner & Brown-Schmidt 2024)",
     datasets=("gardner2024",), add_flags=add_flags, model="optional",
     load=steps.load, score=steps.score, fit=steps.fit, tables=steps.tables, report=steps.report,
+    ranking=RANKING,
 )
 main = STUDY.main

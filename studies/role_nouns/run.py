@@ -11,6 +11,7 @@ import argparse
 
 from studies.pipeline import Study
 from studies.role_nouns import steps
+from studies.role_nouns.ranking import SPEC as RANKING
 from studies.role_nouns.stimuli import STATES
 
 
@@ -43,5 +44,6 @@ STUDY = Study(
     model="optional",
     engine=True,  # --engine ray: its scoring is large
     load=steps.load, score=steps.score, fit=steps.fit, report=steps.report,
+    ranking=RANKING,
 )
 main = STUDY.main

@@ -10,6 +10,7 @@ import argparse
 
 from studies.pipeline import Study
 from studies.singular_they import steps
+from studies.singular_they.ranking import SPEC as RANKING
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -57,5 +58,6 @@ STUDY = Study(
     add_flags=add_flags,
     shortcut=steps.write_stimuli,
     load=steps.load, score=steps.score, fit=steps.fit, report=steps.report,
+    ranking=RANKING,
 )
 main = STUDY.main

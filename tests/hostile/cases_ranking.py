@@ -218,3 +218,47 @@ for _study in ("pronoun_memory", "genda_lens", "winopron", "cognitive_bias", "ex
          names=("--model was given twice",))(
         lambda ws, s=_study: study(s, "--model", "smollm2-135m", "--model", "gpt2", "--out",
                                    ws.fresh(f"two_models_{s}") / "r"))
+
+
+# --- --model repeated and --models FILE on the studies that rank (issue 42) ---------------
+# Each is refused before the study loads its data: what was expected, what was found.
+
+def _models_file(ws, label: str, content: bytes | None) -> str:
+    folder = ws.fresh(f"models_file_{label}")
+    path = folder / "models.txt"
+    if content is not None:
+        path.write_bytes(content)
+    return str(path)
+
+
+for _label, _content, _names in [
+        ("only comments", b"# none yet\n\n   \n", ("no model is named", "models.txt")),
+        ("a missing file", None, ("models.txt", "file not found")),
+        ("binary bytes", bytes(range(256)) * 4, ("models.txt", "not valid text")),
+]:
+    for _study in ("name_gender", "singular_they"):
+        case(f"{_study} CLI: --models names {_label}", f"{_study} CLI", names=_names)(
+            lambda ws, s=_study, lab=_label, c=_content: study(
+                s, "--models", _models_file(ws, f"{s}_{lab}".replace(" ", "_"), c),
+                "--out", ws.fresh(f"models_out_{s}_{lab}".replace(" ", "_")) / "r"))
+
+case("role_nouns CLI: --models names a folder", "role_nouns CLI",
+     names=("a folder, not a file",))(
+    lambda ws: study("role_nouns", "--models", str(ws.fresh("models_folder")),
+                     "--out", ws.fresh("models_folder_out") / "r"))
+
+for _study in ("name_gender", "singular_they", "role_nouns"):
+    case(f"{_study} CLI: 'none' among several models", f"{_study} CLI",
+         names=("'none' was named among several models",))(
+        lambda ws, s=_study: study(s, "--model", "none", "--model", "smollm2-135m",
+                                   "--out", ws.fresh(f"none_among_{s}") / "r"))
+    case(f"{_study} CLI: one model named twice (--model and --models)", f"{_study} CLI",
+         names=("a model is named twice", "smollm2-135m"))(
+        lambda ws, s=_study: study(s, "--model", "smollm2-135m", "--models",
+                                   _models_file(ws, f"twice_{s}", b"smollm2-135m\n"),
+                                   "--out", ws.fresh(f"twice_out_{s}") / "r"))
+    case(f"{_study} CLI: --models lists a folder that does not exist", f"{_study} CLI",
+         names=("no-such-model-folder",))(
+        lambda ws, s=_study: study(s, "--models", _models_file(
+            ws, f"missing_model_{s}", b"smollm2-135m\n/nonexistent/no-such-model-folder\n"),
+            "--out", ws.fresh(f"missing_model_out_{s}") / "r"))
