@@ -334,7 +334,8 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     decimals   {column or interval stem: decimals} for number columns, or one count for all
     values     {column: {raw value: shown text}}
     columns    the columns to show (default all); results.json keeps every one anyway
-    groups     a column whose values become headings of row groups instead of a column
+    groups     a column whose values become headings of row groups instead of a column (one
+               heading per group: a group's rows are gathered where it first appears)
     settings   columns that hold settings (besides SETTING_COLUMNS): one that holds the same
                value in every row moves to the notes
     keep       setting columns that stay in the table even if every row holds the same value
@@ -368,6 +369,13 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
             raise DataValidationError("the column to group rows by is missing", source="table",
                                       expected=f"a column {groups!r}",
                                       found=f"columns {list(frame.columns)}")
+        # one heading per block, blocks in the order they first appear: rows of a group that
+        # come back after another group's join their block (a table ordered Exp 1, 3, 1, 3
+        # shows Exp 1, 1, 3, 3; one alternating Memory, Production shows each heading once)
+        keys = frame[groups].map(lambda v: "\0missing" if is_missing(v) else v)
+        first = {v: k for k, v in reversed(list(enumerate(keys)))}
+        order = sorted(range(len(frame)), key=lambda i: (first[keys.iloc[i]], i))
+        frame = frame.iloc[order].reset_index(drop=True)
         previous = object()
         for i, value in enumerate(frame[groups]):
             if i == 0 or value != previous:

@@ -375,3 +375,14 @@ def test_states_n_finds_a_count_column_row_or_sentence(headers, rows, caption, n
     from gbstats.report.table_grammar import states_n
 
     assert states_n(headers, rows, caption, notes) is expected
+
+
+def test_groups_get_one_heading_each_in_the_order_they_first_appear():
+    # name_gender's blocks ran Exp 1, 3, 1, 3 and pronoun_memory repeated Memory/Production
+    df = pd.DataFrame({"experiment": ["Exp 1", "Exp 3", "Exp 1", "Exp 3"],
+                       "effect": ["a", "b", "c", "d"], "Estimate": [1.5, 2.5, 3.5, 4.5]})
+    table = present(df, "Effects", groups="experiment", labels={"effect": "Effect"})
+    part = table.parts[0]
+    assert part.headings == {0: "Exp 1", 2: "Exp 3"}
+    assert part.columns[0].cells == ["a", "c", "b", "d"]
+    assert part.columns[1].cells == ["1.500", "3.500", "2.500", "4.500"]
