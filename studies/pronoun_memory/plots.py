@@ -84,7 +84,14 @@ def psa_figure(cells: pd.DataFrame):
             ax.set_title(f"they/them characters, {task}")
             ax.set_xlabel("PSA")
         axes[0].set_ylabel("accuracy (model: P(correct))")
-        axes[1].legend(frameon=False, fontsize=8)
+        # the legend's own lines: errorbar handles do not show the dashes apart
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=color, marker=marker, linestyle=style, lw=1.5,
+                          label=f"{side}, {'they' if bio else 'he/she'} biographies")
+                   for side, color, marker in (("people", PEOPLE, "o"), ("model", MODEL, "s"))
+                   for bio, style in ((0, "--"), (1, "-"))]
+        axes[1].legend(handles=handles, frameon=False, fontsize=8, handlelength=3)
         fig.tight_layout()
     return fig
 
