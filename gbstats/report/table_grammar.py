@@ -632,7 +632,7 @@ N_HEADER = re.compile(r"^(N|n)\b|^(Participants|People|Items|Stimuli|Trials|Obse
                       r"Responses|Sentences|Names|Instances|Texts|Ratings|Questions|Pairs|"
                       r"Templates|Occupations|Sets|Cells|Raters|Subjects|Words|Nouns|Lists|"
                       r"Frames|Groups|Models|Replicates|Seeds)\b", re.IGNORECASE)
-N_WORDS = re.compile(r"\b[Nn]\s*=|\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:participants?|people|"
+N_WORDS = re.compile(r"\b[Nn]\s*[=:]\s*\d|\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:participants?|people|"
                      r"persons?|items?|stimuli|stimulus|trials?|observations?|responses?|"
                      r"sentences?|names?|instances?|texts?|ratings?|questions?|pairs?|"
                      r"templates?|occupations?|sets?|cells?|raters?|subjects?|words?|nouns?|"
