@@ -48,21 +48,33 @@ def _intervals(items: pd.DataFrame) -> np.ndarray:
 
 
 def people_vs_model_figure(items: pd.DataFrame):
+    """One panel per experiment x condition: people's share per item against the model's.
+    One colour for every panel (the panel's title says the experiment; a colour per
+    experiment had no legend and said nothing the title does not); sized for a two-column
+    page."""
+    from matplotlib.lines import Line2D
+
     from gbstats.report.figures import OKABE_ITO, figure_style, new_figure
 
-    fig, axes = new_figure(2, 3, sharex=True, sharey=True, width=10.5, height=7.0)
+    fig, axes = new_figure(2, 3, sharex=True, sharey=True, width=7.0, height=5.4)
     with figure_style():
         for ax, (exp, cond) in zip(axes.ravel(), PANELS):
             part = items[(items["experiment"] == exp) & (items["Condition"] == cond)
                          & (items["n_he_she"] > 0)]
             ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--", zorder=0)
+            # many items per panel: small, half-transparent points and thin whiskers
             ax.errorbar(part["share_two_way"], part["she_share"], yerr=_intervals(part),
-                        fmt="o", ms=3.5, lw=0.8, alpha=0.75, color=OKABE_ITO[exp == 3])
+                        fmt="o", ms=2.5, lw=0.5, alpha=0.6, color=OKABE_ITO[0])
             ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal",
                    title=f"Exp {exp}, {cond} name ({len(part)} items)")
+            ax.title.set_fontsize(9)
             ax.grid(True, alpha=0.3)
-        fig.supxlabel(f"model: {SHARE_LABEL}, mean over the item's prompts")
-        fig.supylabel(f"people: {SHARE_LABEL} (95% Wilson interval)")
+        handles = [Line2D([], [], color=OKABE_ITO[0], marker="o", ms=3, lw=0.5, alpha=0.6),
+                   matplotlib_line("--", "0.5")]
+        fig.legend(handles, ["a name item: people (95% Wilson interval) and the model",
+                             "equality"], loc="outside upper center", ncol=2, fontsize=8)
+        fig.supxlabel(f"model: {SHARE_LABEL}, mean over the item's prompts", fontsize=9)
+        fig.supylabel(f"people: {SHARE_LABEL}", fontsize=9)
     return fig
 
 

@@ -172,3 +172,18 @@ def test_singular_they_draws_both_effects_on_each_sides_scale():
     # the +1/-1 slope doubled: the whole difference between the two levels
     assert sorted(frame["estimate"]) == [-1.0, -1.0, 0.5, 0.5]
     assert frame["panel"].nunique() == 2
+
+
+def test_name_gender_people_vs_model_has_one_colour_and_a_legend_for_it():
+    from studies.name_gender.plots import people_vs_model_figure
+
+    rows = [{"experiment": exp, "Condition": cond, "item_key": f"n{k}", "n_she": k,
+             "n_he_she": 10, "she_share": k / 10, "share_two_way": 0.1 * k}
+            for exp in (1, 3) for cond in ("first", "full", "last") for k in range(1, 6)]
+    fig = people_vs_model_figure(pd.DataFrame(rows))
+    colours = {tuple(c.get_color()) if not isinstance(c.get_color(), str) else c.get_color()
+               for ax in fig.axes for c in ax.lines if c.get_linestyle() == "None"}
+    assert len(colours) == 1
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["a name item: people (95% Wilson interval) and the model", "equality"]
+    assert fig.get_size_inches()[0] == pytest.approx(7.0)
