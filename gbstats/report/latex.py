@@ -272,14 +272,30 @@ SHRINK_STEPS = (r"\small", r"\footnotesize\setlength{\tabcolsep}{4pt}",
 # that breaks across pages with its header repeated, instead of a float too large for the
 # page (a 9-inch text block holds 650 pt).
 LONG_TABLE_PT = 600.0
+# The text block's width in points (6.5 inches), which tables/tables.tex sets.
+TEXT_WIDTH_PT = 469.8
 LONGTABLE_PACKAGE = "longtable"
+
+
+def estimated_width(part: Part) -> float:
+    """About how wide `part` is set at 11 pt, in points: 5.5 pt a character of each column's
+    widest cell or header line, 12 pt between columns."""
+    widths = []
+    for column in part.columns:
+        header = max((len(w) for w in column.label.split()), default=0) \
+            if len(column.label) > 12 else len(column.label)
+        widths.append(max([header, *(len(c) for c in column.cells)]) * 5.5)
+    return sum(widths) + 12 * max(0, len(widths) - 1)
 
 
 def estimated_height(table: PresentedTable) -> float:
     """About how tall `table` is set at 11 pt, in points: 14 pt a row, 17 a group heading,
-    35 a header, 30 the caption, 9.5 a line of notes (about 125 characters each)."""
+    35 a header, 30 the caption, and 9.5 a line of notes, which run as wide as the widest
+    part (at least NOTES_MIN_WIDTH of the 6.5-inch line; about 125 characters a full line)."""
     rows = sum(part.n_rows + 1.2 * len(part.headings) + 2.5 for part in table.parts)
-    notes = sum(len(n) + 1 for n in table.notes) / 125 + (1 if table.notes else 0)
+    widest = max((estimated_width(part) for part in table.parts), default=0.0)
+    share = min(1.0, max(NOTES_MIN_WIDTH, widest / TEXT_WIDTH_PT))
+    notes = sum(len(n) + 1 for n in table.notes) / (125 * share) + (1 if table.notes else 0)
     return 14 * rows + 9.5 * notes + 30
 
 

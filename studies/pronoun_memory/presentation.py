@@ -213,20 +213,23 @@ def fit_settings_view(settings: pd.DataFrame) -> pd.DataFrame:
 
 
 def status_notes(status: dict) -> list[str]:
-    """A sentence for every fit that did not simply converge: what lme4 said, what to read."""
+    """A sentence for every fit that did not simply converge: what lme4 said (in words, as
+    a table note says it), what to read."""
+    from gbstats.mixed.fitting import in_words_for_a_table
+
     notes = []
     for key, st in status.items():
         experiment = EXPERIMENTS[next(s.experiment for s in HUMAN_MODELS if s.key == key)]
         what = f"{experiment}, {MODEL_WORDS[key].lower()}"
         if st["status"] == "FAILED":
-            notes.append(f"{what}: FAILED (lme4: {st['lme4_messages']}); its SEs are "
+            notes.append(f"{what}: FAILED (lme4: {in_words_for_a_table(st['lme4_messages'])}); its SEs are "
                          f"{st['min_se_ratio_to_glm']:.3f} times the glm's and must not be read")
         elif st["status"] == "convergence warning":
-            notes.append(f"{what}: lme4's gradient check failed ({st['lme4_messages']}), but the "
+            notes.append(f"{what}: lme4's gradient check failed ({in_words_for_a_table(st['lme4_messages'])}), but the "
                          f"SEs pass the check (at least {st['min_se_ratio_to_glm']:.2f} times the "
                          "glm's)")
         elif st["status"] == "singular":
-            notes.append(f"{what}: singular (lme4: {st['lme4_messages']}); estimates and SEs "
+            notes.append(f"{what}: singular (lme4: {in_words_for_a_table(st['lme4_messages'])}); estimates and SEs "
                          "usable")
     return notes
 

@@ -193,7 +193,7 @@ def failed_fit_text(out: dict, status: dict) -> str:
     return "\n".join(lines)
 
 
-HUMAN_NOTES = ["glmer: Laplace (nAGQ = 1), glmerControl() defaults (bobyqa, then Nelder-Mead), "
+HUMAN_NOTES = ["glmer: Laplace approximation (one quadrature point), glmer's default optimizers (bobyqa, then Nelder-Mead), "
                "as buildmer and the authors' glmer calls; the glm: statsmodels IRLS",
                "Estimates in log-odds of a correct answer"]
 
@@ -385,7 +385,7 @@ def report(run, report, out):
                      f"log-odds, people beside {name}", record=out["contrasts"],
                      groups="heading", labels=P.LABELS, values=P.VALUES, decimals=2,
                      p_floors=floor,
-                     notes=["They gap: mean(logit he, logit she) - logit they of the "
+                     notes=["They gap: the mean of the logits of he and she minus the logit of they, of the "
                             "population-averaged accuracy; positive means they is worse",
                             "Gap closed by the PSA: the gap with the unrelated PSA minus the gap "
                             "with the gendered-language PSA; by the biographies: the gap with the "
