@@ -408,18 +408,23 @@ def corrected_comparison_rows(item_scores: pd.DataFrame, trials: pd.DataFrame, *
                               family: str = "primary", primary: bool = True,
                               n_splits: int = 200, n_var_boot: int = 200,
                               n_boot_splits: int = 20, n_boot: int = 1000, seed: int = 0,
-                              confidence: float = 0.95
+                              confidence: float = 0.95, item_cluster: str | None = None
                               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(reliability table, raw-r table, comparison rows) from one set of replicates
     (`gbstats.alignment.reliability.group_alignment`): the comparison rows carry the
-    columns `finish_comparisons` reads, test "difference of corrected correlations"."""
+    columns `finish_comparisons` reads, test "difference of corrected correlations".
+    `item_cluster`: a column of `item_scores` naming the unit the items cluster in; the
+    bootstrap then draws those units whole (recorded in the row's `resampling_unit`)."""
     rel, raw, comparison = group_alignment(
         item_scores, trials, group=group, score=score, rating=rating, item_keys=item_keys,
         participant=participant, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
-        n_boot_splits=n_boot_splits, seed=seed, confidence=confidence)
+        n_boot_splits=n_boot_splits, seed=seed, confidence=confidence,
+        item_cluster=item_cluster)
+    unit = "items" if item_cluster is None else f"clusters of items ({item_cluster})"
     rows = pd.DataFrame({
         "family": family, "group_a": comparison["group_a"], "group_b": comparison["group_b"],
-        "test": "difference of corrected correlations (z, items and people resampled)",
+        "test": f"difference of corrected correlations (z, {unit} and people resampled)",
+        "resampling_unit": f"{unit} jointly for both groups; people within each group",
         "primary": primary, "scale": "corrected correlation",
         "estimate": comparison["difference"], "se": comparison["se"],
         "ci_low": comparison["ci_low"], "ci_high": comparison["ci_high"],

@@ -115,7 +115,8 @@ import pandas as pd
 from scipy import stats
 
 from gbstats.alignment.ratings import (check_n_resamples, item_mean_matrices, ordered_levels,
-                                       prepare_rating_frame)
+                                       prepare_rating_frame, require_columns,
+                                       require_no_missing)
 from gbstats.errors import DataValidationError, UnknownNameError, check_probability
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
@@ -673,16 +674,16 @@ def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings]
                                    n_splits: int = 200, n_boot: int = 1000,
                                    n_var_boot: int = 200, n_boot_splits: int = 20,
                                    confidence: float = 0.95, rng: np.random.Generator,
-                                   compare: bool = True
+                                   compare: bool = True, item_clusters: np.ndarray | None = None
                                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     """(reliability table, raw-r table, corrected comparison table or None) in one pass.
 
     The comparison (`compare_corrected_correlations`) reuses the replicates
     of the reliability table's intervals, so asking for both costs one.
     """
-    item_weights = multinomial_weights(x.size, n_boot, rng)
+    item_weights = item_multinomial(x.size, n_boot, rng, item_clusters)
     # one item draw for every group's items part: the comparison needs them joint
-    var_items = multinomial_weights(x.size, n_var_boot, rng)
+    var_items = item_multinomial(x.size, n_var_boot, rng, item_clusters)
     rel_rows, raw_rows, parts = [], [], {}
     for g in groups:
         ones = np.ones((1, g.n_participants))
@@ -845,22 +846,47 @@ def group_alignment(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group: s
                     score: str, rating: str = "rating", item_keys: Sequence[str] = ("item",),
                     participant: str = "participant", n_splits: int = 200, n_boot: int = 1000,
                     n_var_boot: int = 200, n_boot_splits: int = 20, seed: int = 0,
-                    confidence: float = 0.95
+                    confidence: float = 0.95, item_cluster: str | None = None
                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """`group_reliability`'s two tables and `compare_corrected_correlations`' table from
     one set of replicates: (reliability, raw r, corrected comparisons).
 
     The same numbers as the two functions with the same arguments and seed, at
     the cost of one. With a single group the comparison table is empty.
+    `item_cluster` names a column of `item_scores` holding the unit the items cluster in
+    (a first name): the bootstrap then draws those units, each with all its items
+    (`item_multinomial`), instead of single items.
     """
     _check_common_args(n_boot, n_splits, confidence)
     check_n_resamples(n_boot_splits, "n_boot_splits")
     check_n_resamples(n_var_boot, "n_var_boot")
     x, groups = _checked_matrices(item_scores, trials, group=group, score=score, rating=rating,
                                   item_keys=item_keys, participant=participant)
+    clusters = None
+    if item_cluster is not None:
+        require_columns(item_scores, [item_cluster], "item_scores")
+        require_no_missing(item_scores, [item_cluster], "item_scores")
+        clusters = item_scores[item_cluster].astype(str).to_numpy()   # rows = items, in order
     return alignment_tables_from_matrices(
         x, groups, n_splits=n_splits, n_boot=n_boot, n_var_boot=n_var_boot,
-        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed))
+        n_boot_splits=n_boot_splits, confidence=confidence, rng=np.random.default_rng(seed),
+        item_clusters=clusters)
+
+
+def item_multinomial(n_items: int, n_rows: int, rng: np.random.Generator,
+                     clusters: np.ndarray | None = None) -> np.ndarray:
+    """Bootstrap weights over items, one row per replicate: `multinomial_weights` over the
+    items, or with `clusters` (a label per item) over the clusters, every item of a cluster
+    weighted as often as its cluster is drawn (the unit of inference is the cluster: issue
+    40, first names in name_gender)."""
+    if clusters is None:
+        return multinomial_weights(n_items, n_rows, rng)
+    clusters = np.asarray(clusters)
+    if clusters.shape != (n_items,):
+        raise DataValidationError("one cluster label per item", source="item clusters",
+                                  expected=f"{n_items} labels", found=f"{clusters.size}")
+    _, codes = np.unique(clusters, return_inverse=True)
+    return multinomial_weights(int(codes.max()) + 1, n_rows, rng)[:, codes]
 
 
 def compare_corrected_correlations(item_scores: pd.DataFrame, trials: pd.DataFrame, *,

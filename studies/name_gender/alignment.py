@@ -84,11 +84,13 @@ def group_trials(trials: pd.DataFrame, scored_items: pd.DataFrame, log, experime
 
 def item_scores(scored_items: pd.DataFrame, experiment: int,
                 condition: str | None = None) -> pd.DataFrame:
-    """The model's two-way share per item (name x condition) for the alignment functions."""
+    """The model's two-way share per item (name x condition) for the alignment functions,
+    with the first name each item belongs to (the unit the group bootstrap draws)."""
     part = scored_items[scored_items["experiment"] == experiment]
     if condition is not None:
         part = part[part["Condition"] == condition]
-    return part.rename(columns={"item_key": "Item"})[["Item", "Condition", "share_two_way"]]
+    out = part.rename(columns={"item_key": "Item"})[["Item", "Condition", "share_two_way"]]
+    return out.assign(first_name=first_name_of(out["Item"]).to_numpy())
 
 
 # Replicates of the item-correlation bootstrap over first names.

@@ -43,8 +43,9 @@ def with_permutation_p(rows: pd.DataFrame, item_scores: pd.DataFrame, trials: pd
     return rows.assign(p_value_z=rows["p_value"],
                        p_value=[f["p_value"] for f in found], test=PERMUTATION_TEST,
                        n_perm=n_perm, resampling_unit=(
-                           "p: participants' group labels permuted; interval and SE: name "
-                           "items (name x condition) and people within group resampled"))
+                           "p: participants' group labels permuted; interval and SE: first "
+                           "names (every item of a drawn name) and people within group "
+                           "resampled"))
 
 
 def calibration_verdicts(finished: pd.DataFrame) -> pd.Series:
