@@ -631,7 +631,8 @@ def _is_file_name(text: str, match: re.Match) -> bool:
 N_HEADER = re.compile(r"^(N|n)\b|^(Participants|People|Items|Stimuli|Trials|Observations|"
                       r"Responses|Sentences|Names|Instances|Texts|Ratings|Questions|Pairs|"
                       r"Templates|Occupations|Sets|Cells|Raters|Subjects|Words|Nouns|Lists|"
-                      r"Frames|Groups|Models|Replicates|Seeds)\b", re.IGNORECASE)
+                      r"Frames|Groups|Models|Replicates|Seeds|Characters|Prompts|"
+                      r"Completions|Occurrences)\b", re.IGNORECASE)
 N_WORDS = re.compile(r"\b[Nn]\s*[=:]\s*\d|\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:participants?|people|"
                      r"persons?|items?|stimuli|stimulus|trials?|observations?|responses?|"
                      r"sentences?|names?|instances?|texts?|ratings?|questions?|pairs?|"
