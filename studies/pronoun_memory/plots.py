@@ -28,7 +28,9 @@ def accuracy_figure(cells: pd.DataFrame):
     overall = cells[cells["cell"] == "all"]
     experiments = [e for e in ("1a", "1b", "2") if (overall["experiment"] == e).any()]
     with figure_style():
-        fig, axes = plt.subplots(2, len(experiments), figsize=(3.6 * len(experiments), 6.2),
+        # one experiment: a one-column figure (3.5 in); more: a two-column one (7 in)
+        width = 3.5 if len(experiments) == 1 else 7.0
+        fig, axes = plt.subplots(2, len(experiments), figsize=(width, 6.2),
                                  squeeze=False, sharey=True)
         x = np.arange(len(PRONOUNS))
         for j, experiment in enumerate(experiments):
@@ -68,7 +70,7 @@ def psa_figure(cells: pd.DataFrame):
     they = cells[(cells["experiment"] == "2") & (cells["pronoun"] == "they/them")
                  & (cells["cell"] != "all")]
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.6), sharey=True)   # two-column
         for ax, task in zip(axes, ("memory", "production")):
             part = they[they["task"] == task]
             for side, color, marker in (("people", PEOPLE, "o"), ("model", MODEL, "s")):
@@ -79,7 +81,7 @@ def psa_figure(cells: pd.DataFrame):
                                                   line[f"{side}_high"] - line[side]],
                                 color=color, linestyle=style, marker=marker, capsize=3,
                                 label=f"{side}, {'they' if bio else 'he/she'} biographies")
-            ax.set_xticks([0, 1], ["unrelated PSA", "gendered-language PSA"])
+            ax.set_xticks([0, 1], ["unrelated\nPSA", "gendered-language\nPSA"])
             ax.set_ylim(0, 1)
             ax.set_title(f"they/them characters, {task}")
             ax.set_xlabel("PSA")
