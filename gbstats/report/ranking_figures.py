@@ -12,6 +12,8 @@ one-column layout (3.4 in wide) or, with `width`, any other.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from gbstats.report.figures import OKABE_ITO, figure_style, new_figure
@@ -42,7 +44,8 @@ def ranking_forest(result, *, statistic: str = "correlation with people's item m
             ax.annotate(f"rank {lo}" if lo == hi else f"ranks {lo}–{hi}", (1.0, k),
                         xycoords=("axes fraction", "data"), xytext=(4, 0),
                         textcoords="offset points", va="center", fontsize=8)
-        ax.set_xlabel(statistic)
+        # the statistic in words is long: wrapped to the figure's width, never cut off
+        ax.set_xlabel(textwrap.fill(statistic, width=max(30, int(width * 11))), fontsize=8)
         ax.set_ylabel("model")
         handles = [ax.scatter([], [], c=OKABE_ITO[0], s=18, label="may be the best"),
                    ax.scatter([], [], c=OKABE_ITO[7], s=18, label="shown not the best")]

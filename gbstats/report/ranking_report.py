@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-RANKING_LABELS = {"model": "Model", "parameters": "Parameters", "estimate": "Estimate", "ci": "Simultaneous 95% CI",
-                  "share_of_ceiling": "Share of ceiling", "rank": "Rank",
-                  "rank_set_marginal": "Rank set", "rank_set_simultaneous": "Rank set (all)",
+RANKING_LABELS = {"model": "Model", "parameters": "Parameters", "estimate": "Estimate",
+                  "ci": "Simultaneous 95% CI", "share_of_ceiling": "Share of ceiling",
+                  "rank_set_marginal": "Rank (set)", "rank_set_simultaneous": "Rank set (all)",
                   "in_best_set": "May be best"}
 
 
@@ -30,9 +30,10 @@ def ranking_view(result) -> pd.DataFrame:
         "estimate": table["estimate"].to_numpy(),
         "ci_low": table["ci_low"].to_numpy(), "ci_high": table["ci_high"].to_numpy(),
         "share_of_ceiling": table["share_of_ceiling"].to_numpy(),
-        "rank": table["rank"].astype(int).to_numpy(),
-        "rank_set_marginal": [_rank_set(a, b) for a, b in
-                              zip(table["rank_lo_marginal"], table["rank_hi_marginal"])],
+        # the rank and its marginal set in one column: the table stays within 8 columns
+        "rank_set_marginal": [f"{int(r)} ({_rank_set(a, b)})" for r, a, b in
+                              zip(table["rank"], table["rank_lo_marginal"],
+                                  table["rank_hi_marginal"])],
         "rank_set_simultaneous": [_rank_set(a, b) for a, b in
                                   zip(table["rank_lo_simultaneous"],
                                       table["rank_hi_simultaneous"])],
@@ -115,15 +116,16 @@ def write_ranking(report, result, *, statistic: str, name: str = "model_ranking"
              f"one two-way bootstrap ({unit}; {settings['n_boot']:,} "
              f"replicates, seed {settings['seed']}) shared by every model.",
              "Rank sets: Mogstad, Romano, Shaikh and Wilhelm (2023), with stepdown; "
-             "'Rank set' covers the model's own rank, 'Rank set (all)' every rank at once, "
-             "each with 95% confidence. 'May be best': the set that holds the best model.",
+             "'Rank (set)': the model's rank by its estimate and the set that covers its "
+             "own rank; 'Rank set (all)': the sets that cover every rank at once; each with "
+             "95% confidence. 'May be best': the set that holds the best model.",
              f"Ceiling: the square root of the people's split-half (Spearman-Brown) "
              f"reliability of their item means, {result.ceiling['estimate']:.3f}; share of "
              f"ceiling: the estimate divided by it."]
     report.table(name, ranking_view(result), "Models ranked by their agreement with people",
                  labels=RANKING_LABELS, notes=notes, simulated=simulated,
                  record=pd.DataFrame(result.records()["model_ranking"]),
-                 kinds={"rank": "count", "parameters": "text", "rank_set_marginal": "text",
+                 kinds={"parameters": "text", "rank_set_marginal": "text",
                         "rank_set_simultaneous": "text", "in_best_set": "text"})
     report.record("model_differences", result.differences,
                   "Every pair of models: difference, SE, simultaneous interval, Holm p, TOST")
