@@ -17,7 +17,7 @@ from collections.abc import Mapping
 _RANDOM = re.compile(r"\(\s*([^()|]*?)\s*\|\|?\s*([^()]+?)\s*\)")
 
 
-def _plain(name: str) -> str:
+def plain_words(name: str) -> str:
     """An unknown name as words: underscores and camelCase humps as spaces."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name.strip())
     return re.sub(r"[_.]+", " ", spaced).strip().lower()
@@ -30,14 +30,14 @@ def _listed(items: list[str]) -> str:
 
 
 def _variable(name: str, variables: Mapping[str, str]) -> str:
-    return variables.get(name.strip(), _plain(name))
+    return variables.get(name.strip(), plain_words(name))
 
 
 def _group(name: str, groups: Mapping[str, str]) -> str:
     name = name.strip()
     if name in groups:
         return groups[name]
-    parts = [groups.get(p.strip(), _plain(p) + "s") for p in name.split(":")]
+    parts = [groups.get(p.strip(), plain_words(p) + "s") for p in name.split(":")]
     return " within ".join(parts) if len(parts) > 1 else parts[0]
 
 

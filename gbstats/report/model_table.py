@@ -669,10 +669,10 @@ def design_check_note(fits, variables: Mapping[str, str] | None = None) -> list[
     fits as one sentence in the study's words, or none: each finding once (every engine fits
     the same rows), the variables as `variables` names them (issue 43: at most one
     design-check sentence per table, in words)."""
-    from gbstats.report.formula_words import _plain
+    from gbstats.report.formula_words import plain_words
 
     def word(name: str) -> str:
-        return (variables or {}).get(name, _plain(name))
+        return (variables or {}).get(name, plain_words(name))
 
     found = {}
     for fit in fits.values():
