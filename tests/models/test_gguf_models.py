@@ -149,3 +149,15 @@ def test_gemma_scores_as_a_plain_forward_pass_on_5x():
         expected = sum(steps[i, ids[i + 1]].item() for i in range(len(ids) - 1))
         assert got == pytest.approx(expected, abs=1e-3)
     assert table["logprob"][0] > table["logprob"][1]
+
+
+def test_gbstats_check_names_the_optional_model_as_the_registry_does():
+    """gbstats must not import models, so gbstats.check repeats the Gemma package's names."""
+    from gbstats.check import OPTIONAL_MODEL, packaged_file_status
+
+    assert OPTIONAL_MODEL.package == GEMMA.package
+    assert OPTIONAL_MODEL.fix == GEMMA.install
+    assert "gemma3-270m" in OPTIONAL_MODEL.label and "Gemma Terms of Use" in OPTIONAL_MODEL.label
+    line = packaged_file_status(OPTIONAL_MODEL)
+    assert line.ok == _gemma_installed()
+    assert not OPTIONAL_MODEL.required  # its absence is a warning, never a failure
