@@ -80,7 +80,7 @@ LABELS = {"experiment": "Experiment", "task": "Task", "pronoun": "Pronoun",
           "as_people_saw": "As people saw it", "measuring_memory": "Above chance",
           "position": "Position", "p_chosen": "P(chosen)", "argmax_share": "Most probable there",
           "n_prompts": "Characters", "n_orders": "Orders", "condition": "Condition",
-          "listed_order": "One order", "order_balanced": "Every order",
+          "listed_order": "One order", "n_questions": "Questions", "order_balanced": "Every order",
           "calibrated": "Calibrated", "verdict": "Verdict", "p_holm": "p (Holm)",
           "p_value": "p", "p_equivalence_holm": "Equivalence p (Holm)",
           "estimate": "A minus B", "estimate_ci": "95% CI",
@@ -178,12 +178,15 @@ def term_words(models: dict) -> dict[str, str]:
 def failed_note(human: dict, status: dict) -> dict[str, str]:
     """{model: the model-table note of a FAILED fit}: what lme4 said and why its SEs are not
     shown."""
+    from gbstats.mixed.fitting import in_words_for_a_table
+
     notes = {}
     for key, st in status.items():
         if st.get("status") != "FAILED":
             continue
         ses = human[key]["lme4"].coefs["se"]
-        notes[key] = (f"{MODEL_WORDS[key]}: a FAILED fit (lme4: \"{st['lme4_messages']}\"). "
+        notes[key] = (f"{MODEL_WORDS[key]}: a FAILED fit (lme4: "
+                      f"{in_words_for_a_table(st['lme4_messages'])}). "
                       f"lme4 prints SEs of {ses.min():.5f} to {ses.max():.5f} for its terms, "
                       f"{st['min_se_ratio_to_glm']:.3f} times those of the same fixed part "
                       "without random effects: they come from a broken finite-difference "
@@ -340,6 +343,12 @@ def gender_profile_view(table: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 # the checks the memory numbers rest on
 
+def caption_name(name: str) -> str:
+    """The model as a caption names it: "SmolLM2-135M-Instruct, 4-bit" (the quantization
+    scheme's code, Q4_1, is in the text and results.json; a caption holds no identifier)."""
+    return name.split(" (")[0]
+
+
 def probe_view(probe: pd.DataFrame) -> pd.DataFrame:
     """The probe for print: one heading per task, a row per pronoun and one for all."""
     out = probe.rename(columns={"ci_low": "accuracy_ci_low", "ci_high": "accuracy_ci_high"})
@@ -353,13 +362,13 @@ def probe_view(probe: pd.DataFrame) -> pd.DataFrame:
 
 
 def position_view(table: pd.DataFrame) -> pd.DataFrame:
-    return table.assign(position=table["position"].map({1: "first", 2: "second",
-                                                        3: "third"}))[
-        ["condition", "position", "p_chosen", "chance", "argmax_share", "n_prompts"]]
+    return table.assign(position=table["position"].map({1: "first", 2: "second", 3: "third"}),
+                        n_questions=table["n_prompts"] * table["n_orders"])[
+        ["condition", "position", "p_chosen", "chance", "argmax_share", "n_questions"]]
 
 
 def calibration_view(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(pronoun=[("all characters" if p == "all" else PRONOUN_WORDS[p])
                                  for p in table["pronoun"]])[
         ["condition", "pronoun", "listed_order", "order_balanced", "calibrated",
-         "n_characters"]]
+         "n_characters"]].rename(columns={"n_characters": "n_questions"})

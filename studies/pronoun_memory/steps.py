@@ -234,17 +234,28 @@ def memory_checks(run, report, out, name: str) -> None:
     probe = out["memory_probe"]
     measures = K.measuring(probe)
     orders = ORDER_WORDS[run.args.option_orders]
-    said = "; ".join(f"{task}: {'above chance' if ok else K.NOT_MEASURING}"
-                     for task, ok in measures.items())
+    overall = probe[probe["pronoun"] == "all"].set_index("task")
+    said = "; ".join(
+        f"{task}, {overall.loc[task, 'accuracy']:.2f} [{overall.loc[task, 'ci_low']:.2f}, "
+        f"{overall.loc[task, 'ci_high']:.2f}]: {'above chance' if ok else K.NOT_MEASURING}"
+        for task, ok in measures.items())
     report.section(f"Does {name} measure memory here?", (
         "Each character alone, with no math text and no other character, is the easiest "
         "question the study can ask: the introduction that gives the pronoun is the last thing "
         "read. A model whose probability on the correct pronoun there, averaged over every "
         "order of the options, is not above chance (1/3, the lower end of its 95% interval) "
         "does not use the character, and its accuracy elsewhere is not memory: it is reported "
-        f"as not measuring memory, and no verdict is drawn from it. For {name}: {said}."))
+        f"as not measuring memory, and no verdict is drawn from it. For {name}: {said}. "
+        "People saw the options in one order (he/him, she/her, they/them), so the model reads "
+        f"them in {orders} and its choice is averaged over them. Its pull towards a position "
+        "alone, whatever the option says: " + "; ".join(
+            f"{c.lower() if c.startswith('Each') else c}, P(first) {b.iloc[0]:.2f}, "
+            f"P(second) {b.iloc[1]:.2f}, P(third) {b.iloc[2]:.2f}"
+            for c, b in out["position_bias"].groupby("condition", sort=False)["p_chosen"])
+        + " (chance .33 each)."))
+    short = P.caption_name(name)
     report.table("memory_probe", P.probe_view(probe),
-                 f"{name}, each character alone without the math text: probability on the "
+                 f"{short}, each character alone without the math text: probability on the "
                  "correct pronoun against chance", record=probe, groups="task",
                  labels=P.LABELS, values=P.VALUES,
                  notes=[f"Probability on the correct option: memory averaged over {orders} "
@@ -257,7 +268,7 @@ def memory_checks(run, report, out, name: str) -> None:
                         "not measuring memory where the interval of all characters reaches "
                         "chance"])
     report.table("position_bias", P.position_view(out["position_bias"]),
-                 f"{name}'s position bias in the memory question: how often the option in "
+                 f"Position bias of {short} in the memory question: how often the option in "
                  "each position is chosen, whatever it says", record=out["position_bias"],
                  groups="condition", labels=P.LABELS,
                  notes=["Probability of choosing the option listed first, second or third, "
@@ -265,10 +276,12 @@ def memory_checks(run, report, out, name: str) -> None:
                         "each position equally often, so what the options say averages out); "
                         "chance 1/3",
                         "Most probable there: the share of character and order presentations "
-                        "whose most probable option sits in that position"])
+                        "whose most probable option sits in that position",
+                        "Questions: characters times orders, each option in each position "
+                        "equally often"])
     report.table("memory_calibration", P.calibration_view(out["memory_calibration"]),
-                 f"{name}'s memory accuracy with the options in one order, averaged over every "
-                 "order, and calibrated against a content-free question (a sensitivity)",
+                 f"Memory accuracy of {short}: the options in one order, averaged over "
+                 "every order, and calibrated against a content-free question (a sensitivity)",
                  record=out["memory_calibration"], groups="condition", labels=P.LABELS,
                  values=P.VALUES,
                  notes=["Mean probability on the correct option. One order: he/him, she/her, "
@@ -277,7 +290,8 @@ def memory_checks(run, report, out, name: str) -> None:
                         "choice divided by the choice the same text gives when the question "
                         "asks about \"N/A\" instead of a character, renormalised, then averaged "
                         "over the orders (Zhao and colleagues, 2021); a sensitivity, not the "
-                        "primary reading"])
+                        "primary reading",
+                        "Questions: one per character, each asked in every order"])
 
 
 def report(run, report, out):
@@ -345,9 +359,15 @@ def report(run, report, out):
         floor = {"p_value": 2 / (run.args.n_boot + 1),
                  "p_holm": min(1.0, family * 2 / (run.args.n_boot + 1))}
         memory_checks(run, report, out, name)
-        report.section(f"People vs {name}", "\n".join(
+        resolution = (
+            f"\n\nThe family holds {family} verdicts, so with {run.args.n_boot} bootstrap "
+            f"replicates the smallest Holm p there can be is {floor['p_holm']:.3f}: "
+            + ("no verdict can reach .05; rerun with more replicates (--n-boot)."
+               if floor["p_holm"] >= 0.05 else "a verdict at that bound is as strong as these "
+               "replicates can show."))
+        report.section(f"People vs {name}", ("\n".join(
             f"- {v}" for v in out["verdicts"]) or f"No they cell or contrast where {name} "
-            "differs from people (Holm p < .05 over the family of verdicts).")
+            "differs from people (Holm p < .05 over the family of verdicts).") + resolution)
         cells = out["model_vs_people"]
         bootstrap = ("95% intervals: two-way bootstrap over participants and characters "
                      f"({run.args.n_boot} replicates, percentile); the model's characters share "
@@ -358,7 +378,8 @@ def report(run, report, out):
                     "normalised over he, she, they); model argmax: share of characters whose "
                     "most probable option is the correct one")
         report.table("model_vs_people", P.cells_view(cells),
-                     f"Accuracy by task and pronoun, people beside {name}", record=cells,
+                     f"Accuracy by task and pronoun, people beside {P.caption_name(name)}",
+                     record=cells,
                      groups="heading", labels=P.LABELS, values=P.VALUES,
                      decimals={"model_argmax": 2}, p_floors=floor,
                      notes=[accuracy, bootstrap, "Participants and characters per cell, the "
@@ -382,7 +403,7 @@ def report(run, report, out):
                    "three, so where this mass is small the model mostly continues otherwise"])
         report.table("contrasts", P.contrasts_view(out["contrasts"]),
                      "The they gap and how much the PSA and biographies close it, marginal "
-                     f"log-odds, people beside {name}", record=out["contrasts"],
+                     f"log-odds, people beside {P.caption_name(name)}", record=out["contrasts"],
                      groups="heading", labels=P.LABELS, values=P.VALUES, decimals=2,
                      p_floors=floor,
                      notes=["They gap: the mean of the logits of he and she minus the logit of they, of the "
@@ -444,7 +465,8 @@ def report(run, report, out):
             comparison = out["gender_comparison"]
             name = state["model_name"]
             report.table("gender_comparison", P.gender_comparison_view(comparison),
-                         f"Exp 2: women vs men, which group {name} resembles more: the primary "
+                         f"Exp 2: women vs men, which group {P.caption_name(name)} resembles "
+                         "more: the primary "
                          "test, Holm within its family, and equivalence",
                          record=comparison, labels=P.LABELS, values=P.VALUES,
                          notes=["A: women; B: men. A minus B: the difference of the two groups' "
