@@ -32,7 +32,7 @@ Exp 3; and the sparse Exp-3 shape again. In both, at equal alignment, it records
 of p < .05 of the primary z test and of the permutation test of participants' group labels
 (`gbstats.alignment.group_permutation`, exact by construction), with exact intervals:
 
-    nice -n 10 python benchmarks/group_comparison_calibration.py --binary --panels 400
+    nice -n 10 python benchmarks/group_comparison_calibration.py --binary-only --panels 600
 
 Monte Carlo standard errors are sqrt(p (1 - p) / n) and the intervals exact
 (Clopper-Pearson). The variance replicates are fewer than the library's defaults
@@ -135,7 +135,8 @@ BINARY_RHO = 0.45          # each group's true alignment (equal: the null)
 NAME_SHARE = 0.6           # share of the model score's variance that is the name's
 LOGIT_SCALE = 1.5          # item logits' SD: people's item shares spread over about .1-.9
 PERSON_SD = 0.5
-N_PERM = 199               # p in steps of 1/200, so P(p <= .05) is exactly .05 under the null
+N_PERM = 99                # p in steps of 1/100, so P(p <= .05) is exactly .05 under the null
+PERM_SPLITS = 2            # random halves per relabelling for the reliabilities (cost)
 
 
 def simulate_binary_panel(spec: dict, rho: float, rng: np.random.Generator):
@@ -186,7 +187,8 @@ def run_binary_case(design: str, n_panels: int, seed: int, z_panels: int = 0) ->
         x, groups, truth = simulate_binary_panel(spec, BINARY_RHO, rng)
         agreement.append(truth)
         per_item.append([float(g.counts.sum(axis=0).mean()) for g in groups])
-        perm = permutation_difference_test(x, groups[0], groups[1], n_perm=N_PERM, rng=rng)
+        perm = permutation_difference_test(x, groups[0], groups[1], n_perm=N_PERM, rng=rng,
+                                           n_splits=PERM_SPLITS)
         hits["permutation_p_below_05"].append(perm["p_value"] <= 0.05)
         if panel < z_panels:
             _, _, comparison = alignment_tables_from_matrices(
@@ -195,7 +197,7 @@ def run_binary_case(design: str, n_panels: int, seed: int, z_panels: int = 0) ->
                 rng=rng)
             hits["primary_p_below_05"].append(comparison.iloc[0]["p_value"] < 0.05)
     return {"design": design, "case": "equal", "rho_a": BINARY_RHO, "rho_b": BINARY_RHO,
-            "true_difference": 0.0, "n_perm": N_PERM,
+            "true_difference": 0.0, "n_perm": N_PERM, "perm_splits": PERM_SPLITS,
             "responses_per_item_per_group": np.mean(per_item, axis=0).round(1).tolist(),
             "mean_true_profile_correlation": float(np.mean(agreement)),
             "rates": {k: rate(v) for k, v in hits.items() if v},

@@ -20,7 +20,7 @@ import pandas as pd
 
 from studies.name_gender import alignment as A
 
-N_PERM = 1999
+N_PERM = 999
 PERMUTATION_TEST = ("difference of corrected correlations; p from a permutation of "
                     f"participants' group labels ({N_PERM:,} relabellings, exact)")
 NOT_CALIBRATED = "not calibrated for this design"
