@@ -59,3 +59,4 @@ def test_rows_per_pair_and_bad_input():
         permutation_difference_test(x[:5], *groups, n_perm=9, rng=rng)
     with pytest.raises(DataValidationError, match="relabellings"):
         permutation_difference_test(x, *groups, n_perm=0, rng=rng)
+

@@ -112,3 +112,25 @@ def test_a_share_outside_zero_one_is_named():
         paired_effect_differences(people, model, rhs="cond", effects=EFFECT,
                                   people_response="y", model_response="y", cluster="cluster",
                                   equivalence_bound=0.2)
+
+
+def test_name_gender_says_not_calibrated_from_the_record():
+    """The verdict follows the calibration record: an uncalibrated permutation test flags
+    every conclusion it decides, a calibrated one only the equivalence claims (TOST)."""
+    import pandas as pd
+
+    from studies.name_gender import group_tests as G
+
+    rows = pd.DataFrame({"test": G.PERMUTATION_TEST, "verdict": [
+        "difference", "equivalent within the bound (+/-0.1)",
+        "no evidence either way at this sensitivity"]})
+    good = {"rate": 0.05, "exact_ci95": [0.035, 0.07]}
+    bad = {"rate": 0.07, "exact_ci95": [0.05, 0.09]}
+    calibrated = {d: {"rates": {"permutation_p_below_05": good}} for d in G.CALIBRATION_DESIGNS}
+    out = G.calibration_verdicts(rows, calibrated).tolist()
+    assert out[0] == "difference" and out[1].endswith("not calibrated for this design")
+    assert out[2] == "no evidence either way at this sensitivity"
+    failing = {**calibrated, "analysed_binary": {"rates": {"permutation_p_below_05": bad}}}
+    assert all(v.endswith("not calibrated for this design")
+               for v in G.calibration_verdicts(rows, failing))
+    assert not G.permutation_calibrated({})
