@@ -18,9 +18,11 @@ _RANDOM = re.compile(r"\(\s*([^()|]*?)\s*\|\|?\s*([^()]+?)\s*\)")
 
 
 def plain_words(name: str) -> str:
-    """An unknown name as words: underscores and camelCase humps as spaces."""
+    """An unknown name as words: underscores and camelCase humps as spaces, lower case but
+    for acronyms ("PSA")."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name.strip())
-    return re.sub(r"[_.]+", " ", spaced).strip().lower()
+    words = re.sub(r"[_.]+", " ", spaced).split()
+    return " ".join(w if len(w) > 1 and w.isupper() else w.lower() for w in words)
 
 
 def _listed(items: list[str]) -> str:

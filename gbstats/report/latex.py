@@ -363,8 +363,11 @@ def _render_longtable(table: PresentedTable) -> str:
     the notes after the last part at the text width. The type size is chosen as a float's
     is, from the part set as a tabular (`_fit_to_width`)."""
     packages = [*TABLE_PACKAGES, LONGTABLE_PACKAGE]
+    # \clearpage first: the floats before it are set first, so that the tables keep their
+    # numbers' order, and the long table starts at the top of a page
     lines = [f"% gbstats table (long: it breaks across pages); needs "
-             f"\\usepackage{{{','.join(packages)}}}", r"\begingroup", CAPTION_SKIP]
+             f"\\usepackage{{{','.join(packages)}}}", r"\clearpage", r"\begingroup",
+             CAPTION_SKIP]
     for number, part in enumerate(table.parts):
         head, body = _tabular_pieces(part)
         specs = head[0]
