@@ -2,6 +2,8 @@
 
     GBSTATS_DATA=... .venv/bin/python benchmarks/host_overhead.py --tokenizer-folder .gputok/smollm2
     ... --device cuda --shape 135m --dtype bfloat16 --out /tmp/host_gpu.json   # on a GPU machine
+    (without git history there: git show 212034d:models/causal.py > before/models/causal.py,
+    the same for models/cache.py, and pass --before before)
 
 Why: benchmarks/results/gpu_scoring.json scores the 135M SmolLM2 shape on an H200 at
 5,390 sentences/s, flat across token budgets, so the host, not the GPU, bounds it. This
@@ -67,11 +69,16 @@ HOST = STAGES[2:]
 
 
 def module_at(rev: str, path: str, name: str) -> types.ModuleType:
-    """The file `path` as it was at git revision `rev`, imported as module `name`."""
-    source = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=REPO, check=True,
-                            capture_output=True, text=True).stdout
+    """The file `path` as it was at git revision `rev` (or under the folder `rev`, for a
+    machine without the git history), imported as module `name`."""
+    if Path(rev).is_dir():
+        source, where = (Path(rev) / path).read_text(), str(Path(rev) / path)
+    else:
+        source = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=REPO, check=True,
+                                capture_output=True, text=True).stdout
+        where = f"{rev[:10]}:{path}"
     module = types.ModuleType(name)
-    module.__file__ = f"{rev[:10]}:{path}"
+    module.__file__ = where
     sys.modules[name] = module  # dataclasses look their module up while the class is made
     exec(compile(source, module.__file__, "exec"), module.__dict__)
     return module
@@ -215,7 +222,9 @@ def main(argv=None) -> dict:
     p.add_argument("--repeats", type=int, default=2, help="runs per version and plan")
     p.add_argument("--plans", default="packed,padded", help=f"of {sorted(PLANS)}")
     p.add_argument("--token-budget", type=int, default=8192)
-    p.add_argument("--before", default=BEFORE, help="git revision of the 'before' sources")
+    p.add_argument("--before", default=BEFORE,
+                   help="git revision of the 'before' sources, or a folder holding "
+                        "models/causal.py and models/cache.py as they were")
     p.add_argument("--shape", default="tiny", choices=["tiny", "135m"])
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
