@@ -237,3 +237,35 @@ def test_a_caption_with_a_formula_compiles(pdflatex, tmp_path):
     compile_tables(pdflatex, tmp_path,
                    to_latex_table(coefficient_table(), FORMULA_CAPTION, "tab:formula",
                                   notes="Fitted as `y ~ x + (1 | g)` with lme4."))
+
+
+# --- issue 43: a long table, a wide table and a simulated one compile as a paper inputs them --
+
+def test_long_wide_and_simulated_tables_compile_via_input(pdflatex, tmp_path):
+    from gbstats.report.latex import is_long, render_latex
+    from gbstats.report.table_grammar import present
+
+    long = present(pd.DataFrame({"item": [f"Item {i}" for i in range(120)],
+                                 "mean": np.linspace(0.5, 2.5, 120)}), "Mean by item",
+                   labels={"item": "Item", "mean": "Mean"}, notes=["N = 120 items."])
+    wide = present(pd.DataFrame({f"Column {k}": [123456.789 * (k + 1), 2.5] for k in range(8)}),
+                   "Eight wide columns", settings_to_notes=False)
+    simulated = present(coefficient_table(), "Fit of surprisal", simulated=True)
+    assert is_long(long) and not is_long(wide)
+    tex = {name: render_latex(t) for name, t in
+           (("long", long), ("wide", wide), ("simulated", simulated))}
+    assert r"\begin{longtable}" in tex["long"] and r"\endhead" in tex["long"]
+    assert r"\caption{SIMULATED: Fit of surprisal}" in tex["simulated"]
+    check_latex_structure(tex["simulated"], 7)
+    folder = tmp_path / "doc"
+    folder.mkdir()
+    inputs = []
+    for name, text in tex.items():
+        (folder / f"{name}.tex").write_text(text, encoding="utf-8")
+        inputs.append(f"\\input{{{name}.tex}}")
+    source = DOCUMENT.replace(r"\usepackage{siunitx}", "\\usepackage{siunitx}\n\\usepackage{longtable}")
+    (folder / "doc.tex").write_text(source % "\n".join(inputs), encoding="utf-8")
+    for _ in range(2):   # a longtable's widths settle on the second run
+        out = subprocess.run([pdflatex, "-halt-on-error", "-interaction=nonstopmode", "doc.tex"],
+                             cwd=folder, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and (folder / "doc.pdf").exists(), out.stdout[-2000:]
