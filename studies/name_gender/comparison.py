@@ -202,13 +202,18 @@ def effects_wide(table: pd.DataFrame) -> pd.DataFrame:
 
 def model_side_models(model_fits: dict) -> pd.DataFrame:
     """results.json's `model_side_models`: experiment, the authors' model each mirrors,
-    formula, term, estimate, std_error, df, p_value and interval (lme4, Satterthwaite)."""
+    formula, term (R's), coefficient (the report's name, `coefficients`), estimate,
+    std_error, df, p_value and interval (lme4, Satterthwaite)."""
+    from studies.name_gender.coefficients import coefficient_names
+
     rows = []
     for mirror in MIRRORS:
         for backend, fit in model_fits.get(mirror.key, {}).items():
+            names = coefficient_names(fit)
             for c in fit.coefs.itertuples():
                 rows.append({"experiment": mirror.experiment, "model": mirror.model,
                              "backend": backend, "formula": fit.formula, "term": c.term,
+                             "coefficient": names.get(c.term, c.term),
                              "estimate": c.estimate, "std_error": c.se, "df": c.df,
                              "ci_low": c.ci_low, "ci_high": c.ci_high, "p_value": c.p_value})
     return pd.DataFrame(rows)

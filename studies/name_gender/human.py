@@ -217,19 +217,26 @@ def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, d
 
 
 def human_models_table(fits: dict, specs=HUMAN_MODELS) -> pd.DataFrame:
-    """`human_models`: experiment, model, backend, term, estimate, std_error (+ interval, z, p);
-    variance components as rows with term "var(Participant)" / "var(Item)"."""
+    """`human_models`: experiment, model, backend, term (R's), coefficient (the report's name
+    of it: "Condition1" of a centred Helmert coding is "Conditionlast vs first/full", as the
+    model tables show it), estimate, std_error (+ interval, z, p); variance components as
+    rows with term "var(Participant)" / "var(Item)"."""
+    from studies.name_gender.coefficients import coefficient_names
+
     rows = []
     for spec in specs:
         for backend, fit in fits.get(spec.key, {}).items():
+            names = coefficient_names(fit)
             for c in fit.coefs.itertuples():
                 rows.append({"experiment": spec.experiment, "model": spec.model, "backend": backend,
-                             "kind": "fixed", "term": c.term, "estimate": c.estimate,
+                             "kind": "fixed", "term": c.term,
+                             "coefficient": names.get(c.term, c.term), "estimate": c.estimate,
                              "std_error": c.se, "ci_low": c.ci_low, "ci_high": c.ci_high,
                              "p_value": c.p_value})
             for v in fit.ranef_var.itertuples():
                 rows.append({"experiment": spec.experiment, "model": spec.model, "backend": backend,
-                             "kind": "variance", "term": f"var({v.group})", "estimate": v.variance,
+                             "kind": "variance", "term": f"var({v.group})",
+                             "coefficient": f"var({v.group})", "estimate": v.variance,
                              "std_error": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                              "p_value": np.nan})
     return pd.DataFrame(rows)

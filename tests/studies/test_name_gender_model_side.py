@@ -204,3 +204,11 @@ def test_results_json_model_side_models_reads_as_lmertest(tables):
         np.testing.assert_allclose(got["estimate"], ref["estimate"], rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(got["std_error"], ref["se"], rtol=1e-3)
         np.testing.assert_allclose(got["df"], ref["df"], rtol=1e-2)
+    # one name per coefficient (issue 40): Exp 3's centred Helmert "Condition1" compares
+    # last with first and full, as Exp 1's fixed "last vs first/full" does; the report's
+    # model tables name both so, and results.json's `coefficient` says the same
+    names = dict(zip(zip(entry["model"], entry["term"]), entry["coefficient"]))
+    assert names[("m_noOther", "Condition1")] == "Conditionlast vs first/full"
+    assert names[("m_noOther", "Condition2:GenderRatingCentered")] == \
+        "Conditionfirst vs full:GenderRatingCentered"
+    assert names[("m_cond", "Conditionlast vs first/full")] == "Conditionlast vs first/full"
