@@ -469,6 +469,7 @@ def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[s
 
 
 def _p(p: float, floor: float | None) -> str:
+    """A p-value in APA style: '.040', '< .001', and '≤ .010' at a bootstrap floor."""
     if floor is not None and p <= floor + 1e-12:
         return f"≤ {floor:.3f}".replace("0.", ".")
     if p < 0.001:

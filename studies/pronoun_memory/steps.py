@@ -361,7 +361,7 @@ def report(run, report, out):
         memory_checks(run, report, out, name)
         resolution = (
             f"\n\nThe family holds {family} verdicts, so with {run.args.n_boot} bootstrap "
-            f"replicates the smallest Holm p there can be is {floor['p_holm']:.3f}: "
+            f"replicates the smallest Holm p there can be is {K._p(floor['p_holm'], None)}: "
             + ("no verdict can reach .05; rerun with more replicates (--n-boot)."
                if floor["p_holm"] >= 0.05 else "a verdict at that bound is as strong as these "
                "replicates can show."))
