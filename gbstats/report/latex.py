@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 
 from gbstats.report.formatting import CONTROL_CHARS, MISSING
-from gbstats.report.table_grammar import Column, Part, PresentedTable, present
+from gbstats.report.table_grammar import (TEXT_WIDTH_PT, Column, Part, PresentedTable,
+                                          estimated_width, present)
 
 # The packages every table needs (tables/tables.tex loads them).
 TABLE_PACKAGES = ("booktabs", "siunitx")
@@ -272,20 +273,7 @@ SHRINK_STEPS = (r"\small", r"\footnotesize\setlength{\tabcolsep}{4pt}",
 # that breaks across pages with its header repeated, instead of a float too large for the
 # page (a 9-inch text block holds 650 pt).
 LONG_TABLE_PT = 600.0
-# The text block's width in points (6.5 inches), which tables/tables.tex sets.
-TEXT_WIDTH_PT = 469.8
 LONGTABLE_PACKAGE = "longtable"
-
-
-def estimated_width(part: Part) -> float:
-    """About how wide `part` is set at 11 pt, in points: 5.5 pt a character of each column's
-    widest cell or header line, 12 pt between columns."""
-    widths = []
-    for column in part.columns:
-        header = max((len(w) for w in column.label.split()), default=0) \
-            if len(column.label) > 12 else len(column.label)
-        widths.append(max([header, *(len(c) for c in column.cells)]) * 5.5)
-    return sum(widths) + 12 * max(0, len(widths) - 1)
 
 
 def estimated_height(table: PresentedTable) -> float:
@@ -312,13 +300,13 @@ def _fit_to_width(box: int) -> list[str]:
     return lines
 
 
-def render_latex(table: PresentedTable) -> str:
+def render_latex(table: PresentedTable, allow_long: bool = True) -> str:
     """A standalone `table` float for a PresentedTable (needs TABLE_PACKAGES); a table too
     tall for a page is a longtable instead (`is_long`; needs LONGTABLE_PACKAGE too)."""
     if table.label is not None and not _LABEL_OK.match(table.label):
         raise ValueError(f"LaTeX label {table.label!r} may only contain letters, digits "
                          "and : _ . - /")
-    if is_long(table):
+    if allow_long and is_long(table):
         return _render_longtable(table)
     packages = [*TABLE_PACKAGES] + ([LANDSCAPE_PACKAGE] if table.landscape else [])
     lines = [f"% gbstats table; needs \\usepackage{{{','.join(packages)}}}"]
@@ -439,4 +427,7 @@ def to_latex_table(df: pd.DataFrame, caption: str, label: str | None, digits: in
     table = present(df, caption, label=label, labels=column_labels, kinds=kinds,
                     decimals=digits, columns=columns, notes=note_list, settings_to_notes=False,
                     split=False, short_caption=False, intervals=False)
-    return render_latex(table)
+    # the one-call form needs only TABLE_PACKAGES: never landscape (pdflscape), whatever
+    # its width
+    table.landscape = False
+    return render_latex(table, allow_long=False)

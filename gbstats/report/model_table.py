@@ -52,7 +52,7 @@ import pandas as pd
 from gbstats.report.formatting import CONTROL_CHARS, MISSING, is_missing
 from gbstats.report.table_grammar import (SIMULATED_NOTE, Column, Part, PresentedTable,
                                           as_sentence, choose_decimals, format_fixed,
-                                          shorten_caption, simulated_caption)
+                                          needs_landscape, shorten_caption, simulated_caption)
 
 STATISTICS = ("se", "ci", "none")
 GOF_ROWS = ("nobs", "groups", "loglik", "aic", "bic", "r2", "elpd")
@@ -222,7 +222,8 @@ class ModelTable:
                 headings[i] = row.panel
                 rules.add(i)
                 previous = row.panel
-        return PresentedTable(caption, [Part(columns, headings, rules)], note_list, label)
+        parts = [Part(columns, headings, rules)]
+        return PresentedTable(caption, parts, note_list, label, needs_landscape(parts))
 
 
 def model_table(models, *, statistic: str = "se", stars: bool = False,

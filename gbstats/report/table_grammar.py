@@ -465,9 +465,11 @@ def present(df: pd.DataFrame, caption: str, *, label: str | None = None,
     if moved:
         note_list.append("In every row: " + "; ".join(moved) + ".")
     limit = MAX_LANDSCAPE_COLUMNS if landscape else MAX_COLUMNS
-    parts = split_columns(built, limit) if split else [built]
-    return PresentedTable(caption, [Part(cols, dict(headings)) for cols in parts], note_list,
-                          label, landscape)
+    parts = [Part(cols, dict(headings)) for cols in
+             (split_columns(built, limit) if split else [built])]
+    # a table no type size fits on the 6.5-inch block is set landscape (issue 43)
+    return PresentedTable(caption, parts, note_list, label,
+                          landscape or needs_landscape(parts))
 
 
 def simulated_caption(caption: str, simulated: bool) -> str:
@@ -476,6 +478,31 @@ def simulated_caption(caption: str, simulated: bool) -> str:
     if simulated and SIMULATED_WORD not in caption:
         return f"{SIMULATED_WORD}: {caption}"
     return caption
+
+
+# The text block a table must fit (issue 43): 6.5 inches, in points.
+TEXT_WIDTH_PT = 469.8
+# The smallest type a table is set in before it runs into the margin (LaTeX's \scriptsize
+# at 11 pt: 8 pt, with 3 pt between columns; gbstats.report.latex.SHRINK_STEPS).
+SMALLEST_TYPE_SCALE = 8 / 11
+
+
+def estimated_width(part: "Part", char_pt: float = 5.5, gap_pt: float = 12.0) -> float:
+    """About how wide `part` is set at 11 pt, in points: `char_pt` a character of each
+    column's widest cell or header line, `gap_pt` between columns."""
+    widths = []
+    for column in part.columns:
+        header = max((len(w) for w in column.label.split()), default=0) \
+            if len(column.label) > 12 else len(column.label)
+        widths.append(max([header, *(len(c) for c in column.cells)]) * char_pt)
+    return sum(widths) + gap_pt * max(0, len(widths) - 1)
+
+
+def needs_landscape(parts: Sequence["Part"]) -> bool:
+    """Whether a part would still be wider than the text block in the smallest type (a
+    generous 6 pt a character at 11 pt): the grammar then sets the table landscape."""
+    return any(estimated_width(part, 6.0 * SMALLEST_TYPE_SCALE, 6.0) > TEXT_WIDTH_PT
+               for part in parts)
 
 
 def as_sentence(note: Any) -> str:
@@ -591,6 +618,9 @@ PROSE_NAMES = frozenset({
     "GitHub", "MacKinnon", "McDonald", "McFadden", "DeBruine", "LaTeX", "BibTeX",
     "iOS", "eLife", "bioRxiv", "arXiv", "PsyArXiv", "OSF", "mTurk", "MTurk", "iPhone",
 })
+# A quantized model's published scheme ("SmolLM2-135M-Instruct, 4-bit (Q4_1)", Q4_K_M): part
+# of the model's name as its publisher writes it, not code.
+QUANTIZATION = re.compile(r"[QF]\d+(?:_[A-Z0-9]+)+")
 # One design-check sentence per table at most (issue 43): how such a sentence begins.
 DESIGN_CHECK_WORDS = re.compile(r"[Dd]esign check\b")
 
@@ -605,7 +635,8 @@ def prose_problems(text: str, where: str = "note") -> list[str]:
     for what, pattern in PROSE_CODE:
         for match in pattern.finditer(text):
             found = match.group()
-            if found.strip("(`") in PROSE_NAMES or _is_file_name(text, match):
+            if found.strip("(`") in PROSE_NAMES or _is_file_name(text, match) \
+                    or QUANTIZATION.fullmatch(found):
                 continue
             problems.append(f"{where} holds {what}: {found!r}")
     if len(DESIGN_CHECK_WORDS.findall(text)) > 1:

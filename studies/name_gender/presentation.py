@@ -35,7 +35,8 @@ GROUPS = {"Participant": "Participants", "Item": "Names shown",
           "NameUnit": "First or lone last names", "FirstName": "First names",
           "frame": "Stories", "first_name": "First names", "name_unit": "First or lone last names",
           "item_key": "Names shown", "Story": "Stories",
-          "StoryCondition": "Story × condition cells"}
+          "StoryCondition": "Story × condition cells",
+          "frame_condition": "Story × condition cells"}
 
 # each model in a few words: its column header in a model table, and its row in the settings
 MODEL_WORDS = {

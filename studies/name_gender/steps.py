@@ -516,7 +516,7 @@ def report(run, report, out):
                             "Singular they and repeated names are coded in Exp 1 only; "
                             "'all responses' is the authors' outcome, with no model counterpart.",
                             f"Model {model}; prompts per experiment and condition as in "
-                            "table response_coverage."])
+                            "the table of response coverage."])
         report.table("response_coverage", P.coverage_view(out["response_coverage"]),
                      "Next-word probability mass the scored options cover, per experiment and "
                      "condition", record=out["response_coverage"], groups="heading",
@@ -550,8 +550,8 @@ def report(run, report, out):
         options = {"variables": P.VARIABLES, "levels": P.LEVELS, "groups": P.GROUPS}
         mirrors = P.mirror_columns(state["model_fits"], M.MIRRORS)
         report.model_table("model_side_models", mirrors,
-                           "Model analogues of the authors' models: LMMs of log(P(she) / "
-                           "P(he)) per prompt", data=out["model_side_models"],
+                           "Model analogues of the authors' models: LMMs of the log of P(she) / "
+                           "P(he) per prompt", data=out["model_side_models"],
                            terms=P.all_term_words(mirrors), **options,
                            notes=[f"{P.EXPERIMENTS[m.experiment]}, "
                                   f"{P.MIRROR_WORDS[m.model].lower()}: mirrors the authors' "
@@ -577,7 +577,7 @@ def report(run, report, out):
                                   "added; three-way logit, as the earlier report fitted it.",
                                   "Without the first-name term each prompt counts as "
                                   "independent evidence about a property of 21 first names "
-                                  "(pseudo-replication); the design check fires on that model."])
+                                  "(pseudo-replication)."])
         write_effects_figure(report, out["effects"], model)
         report.figure("people_vs_model", people_vs_model_figure(out["model_items"]),
                       "P(she | he or she) per name item: people (Wilson 95% intervals) against "
@@ -626,9 +626,9 @@ def report(run, report, out):
                                            "r_profiles_corrected_ci_high"),
                      kinds={"n_items": "count"},
                      notes=["Profiles: each group's share of she among he/she responses per "
-                            "item (name x condition). Corrected r = r / sqrt(reliability, men x "
-                            "reliability, non-male), split-half reliabilities.",
-                            "Largest difference: sqrt(2 (1 - corrected r)), the most any "
+                            "item (name x condition). Corrected r: r divided by the square root "
+                            "of the product of the two groups' split-half reliabilities.",
+                            "Largest difference: the square root of 2 (1 − corrected r), the most any "
                             "model's correlations with the two groups can differ; same, at 95% "
                             "low: at the interval's lower end.",
                             "Interval: two-way bootstrap (items, people within group), "
@@ -655,7 +655,7 @@ def report(run, report, out):
                             "participants'; p from a permutation of participants' group labels "
                             "(exact); interval from resampling first names (each with all "
                             "its items) jointly and people within group.",
-                            "GLMM rows: the group x model_logit term of the alignment GLMM "
+                            "GLMM rows: the group × model logit term of the alignment GLMM "
                             "(non-male minus men), Wald z; no equivalence bound on that scale.",
                             "Equivalence: two one-sided tests at the bound, Holm within the "
                             "family like the difference tests; 'equivalent' only when both "
@@ -728,7 +728,8 @@ def they_notes(table: pd.DataFrame) -> list[str]:
     for like named as such."""
     people = (table["people_they_all"] * table["people_n"]).sum()
     return [f"Like for like: P(they | he, she, they) on both sides. People: singular they "
-            f"(OtherType) among their he, she and singular-they responses, Wilson 95% "
+            f"(the authors' other-response type) among their he, she and singular-they "
+            f"responses, Wilson 95% "
             f"interval over trials; {people:.0f} of {table['people_n'].sum()} responses were "
             "singular they.",
             f"The three cover {table['people_coverage'].min():.0%}-"
