@@ -285,7 +285,8 @@ def _load(name: str, device: str, dtype: str, revision: str | None, kind: str | 
     spec = MODELS.get(name)
     if spec is not None and spec.source == "embedded-gguf":
         if device_map is not None:
-            raise ModelUnavailableError(f"model {name!r} is 135M parameters and fits any device; "
+            raise ModelUnavailableError(f"model {name!r} is a small embedded model (at most 270M "
+                                        f"parameters) and fits any device; "
                                         f"device_map={device_map!r} is for hub or local models")
         lm = _load_embedded(spec, dtype)
     else:
