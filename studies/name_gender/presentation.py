@@ -24,7 +24,8 @@ LEVELS = {"group": {"men": "men", "nonmale": "non-male"}}
 FORMULA_WORDS = {"GenderRatingCentered": "the first name's gender rating, centred",
                  "Condition": "the condition", "model_logit": "the model's logit",
                  "group": "the group", "She": "choosing she",
-                 "she_logit": "the log of P(she) / P(he)"}
+                 "she_logit": "the log of P(she) / P(he)",
+                 "logit_two_way": "the log of P(she) / P(he)"}
 FORMULA_GROUPS = {"Participant": "participants", "Item": "names shown",
                   "NameUnit": "first or lone last names", "FirstName": "first names",
                   "frame": "stories", "first_name": "first names",
