@@ -202,7 +202,9 @@ def write_results(report, run, resolved: pd.DataFrame) -> None:
     report.table("summary", V.with_subset(summary).drop(columns=["below_chance", "grouping"]),
                  "Coreference metrics by subset: overall, by case and by pronoun set",
                  labels=V.LABELS, values=V.VALUES, groups="subset", decimals=3, record=summary,
-                 notes=["Level: overall, a case or a pronoun set. Counts, chance levels and "
+                 notes=[f"N = {resolved['sentence_id'].nunique()} sentences in all; each "
+                        "metric's own N is in results.json.",
+                        "Level: overall, a case or a pronoun set. Counts, chance levels and "
                         "p-values of every value: table metrics of results.json; values below "
                         "their chance level: the next table."])
     below = A.below_chance_rows(metrics)
@@ -244,12 +246,14 @@ def write_results(report, run, resolved: pd.DataFrame) -> None:
                      "Do an occupation's biases agree across the three cases?",
                      labels={**V.LABELS, "n_agree": "Agree", "n_disagree": "Disagree",
                              "n_one_case_only": "One case only", "n_no_evidence": "No evidence"},
-                     notes=["Agree: the same sign in two or more cases; disagree: both signs."])
+                     notes=[f"N = {agreement['occupation'].nunique()} occupations.",
+                            "Agree: the same sign in two or more cases; disagree: both signs."])
         report.table("bias_agreement", agreement,
                      "Bias of each occupation per pronoun set in each case",
                      labels={**V.LABELS, "occupation": "Occupation", "participant": "Participant",
                              "nominative": "Nominative", "accusative": "Accusative",
-                             "possessive": "Possessive", "agreement": "Agreement"})
+                             "possessive": "Possessive", "agreement": "Agreement"},
+                     notes=[f"N = {agreement['occupation'].nunique()} occupations."])
     report.record("metrics", metrics, "Every metric of every subset and grouping (value, "
                   "N and its unit, chance level, the test against chance, notes)")
     predictions = resolved[["sentence_id", "prediction"]
