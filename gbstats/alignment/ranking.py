@@ -171,9 +171,17 @@ def _sets_from_rejections(rejected: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return 1 + above, p - below
 
 
+# Two estimates closer than this (relative to their size) are one tie: the same model
+# computed along two paths (the embedded GGUF and its converted folder) agrees only to
+# floating-point rounding, and a rank that orders rounding noise would mislead.
+TIE_TOLERANCE = 1e-9
+
+
 def point_ranks(estimates: np.ndarray) -> np.ndarray:
-    """1 + the number of estimates strictly larger (ties share the best rank)."""
-    return 1 + (estimates[None, :] > estimates[:, None]).sum(axis=1)
+    """1 + the number of estimates larger beyond rounding (ties share the best rank)."""
+    scale = np.maximum(np.abs(estimates[None, :]), np.abs(estimates[:, None]))
+    larger = estimates[None, :] - estimates[:, None] > TIE_TOLERANCE * np.maximum(scale, 1.0)
+    return 1 + larger.sum(axis=1)
 
 
 def _rejections(est, cov, alpha, simultaneous, n_draws, seed) -> np.ndarray:

@@ -273,3 +273,12 @@ def test_a_ranking_is_written_into_a_report_as_words_table_figures_and_json(tmp_
     assert "good\\_copy" in tex and "Mogstad" in tex and "sqrt" not in tex
     assert {p.name for p in (tmp_path / "out" / "figures").iterdir()} == {
         "model_ranking_forest.png", "model_ranking_differences.png"}
+
+
+def test_estimates_equal_up_to_rounding_share_their_rank():
+    """One model computed along two paths (the embedded GGUF, its converted folder) agrees
+    to rounding only: 0.679 and 0.679 + 1e-15 are one tie, not ranks 1 and 2."""
+    from gbstats.alignment.ranking import point_ranks
+
+    ranks = point_ranks(np.array([0.679, 0.679 + 1e-15, 0.08, 0.679 - 1e-6]))
+    assert ranks.tolist() == [1, 1, 4, 3]
