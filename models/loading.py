@@ -322,16 +322,16 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         from transformers import AutoTokenizer
 
         converted = converted_folder(spec.name, version, gguf, "tokenizer")
+        # never score with a tokenizer that splits words its vocabulary holds whole (issue
+        # 42, item 5): the one built from the GGUF is checked before it is saved (a broken
+        # one is never kept), the saved copy as it comes back
         if (converted / "tokenizer.json").exists() and converted_copy_intact(converted):
             tokenizer = AutoTokenizer.from_pretrained(converted)
-        else:
-            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
-            # checked before it is saved, so that a broken one is never kept
             _require_sound_tokenizer(tokenizer, spec)
-            _save_converted(tokenizer, converted)
-        # and the saved copy too, as it came back (issue 42, item 5): never score with a
-        # tokenizer that splits words its vocabulary holds whole
+            return tokenizer
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
         _require_sound_tokenizer(tokenizer, spec)
+        _save_converted(tokenizer, converted)
         return tokenizer
 
     def load_weights():
