@@ -663,7 +663,12 @@ N_HEADER = re.compile(r"^(N|n)\b|^(Participants|People|Items|Stimuli|Trials|Obse
                       r"Responses|Sentences|Names|Instances|Texts|Ratings|Questions|Pairs|"
                       r"Templates|Occupations|Sets|Cells|Raters|Subjects|Words|Nouns|Lists|"
                       r"Frames|Groups|Models|Replicates|Seeds|Characters|Prompts|"
-                      r"Completions|Occurrences)\b", re.IGNORECASE)
+                      r"Completions|Occurrences|Errors|Sentences|Questions|Total)\b",
+                      re.IGNORECASE)
+# a count column moved to the notes ("In every row: Occupations: 3")
+N_SETTING = re.compile(r"(?:^|[\s;:])(?:N|Participants|People|Items|Stimuli|Trials|Observations|"
+                       r"Responses|Sentences|Names|Instances|Occupations|Characters|Prompts|"
+                       r"Questions|Errors|Pairs|Sets|Cells|Raters|Words|Templates)\s*:\s*\d")
 N_WORDS = re.compile(r"\b[Nn]\s*[=:]\s*\d|\b\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:participants?|people|"
                      r"persons?|items?|stimuli|stimulus|trials?|observations?|responses?|"
                      r"sentences?|names?|instances?|texts?|ratings?|questions?|pairs?|"
@@ -680,7 +685,7 @@ def states_n(headers: Sequence[str], row_labels: Sequence[str], caption: str,
         + " ".join(str(r) for r in row_labels)   # a group heading: "all items (335 items)"
     return (any(N_HEADER.match(str(h).strip().split(": ")[-1]) for h in headers)
             or any(N_HEADER.match(str(r).strip("* ")) for r in row_labels)
-            or bool(N_WORDS.search(text)))
+            or bool(N_WORDS.search(text)) or bool(N_SETTING.search(text)))
 
 
 def simulated_problems(caption: str, notes: Sequence[str] | str) -> list[str]:

@@ -198,7 +198,9 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
     report.section("No context: preferences and case consistency")
     report.table("no_context_preferences", A.preference_summary(no_context),
                  "Occupations whose context-free choice is each pronoun set, by case",
-                 labels=V.LABELS, groups="model")
+                 labels=V.LABELS, groups="model",
+                 notes=[f"N = {no_context['occupation'].nunique()} occupations per case and "
+                        "model."])
     shown, notes = V.with_cases(consistency)
     report.table("case_consistency", shown,
                  "Consistency of the context-free choices between cases (Gautam et al. 2024, "
@@ -243,6 +245,9 @@ def write_report(report, args, names, counts, samples, no_context, accuracy, wel
         report.table("distractor_effects", effects,
                      "Change in the log-odds of a correct answer with distractors, per pronoun set",
                      labels=V.LABELS, values=V.VALUES, groups="model",
-                     notes=["Against the fewest distractors: the GLMM's pronoun set x "
+                     notes=["N = " + "; ".join(
+                                f"{next(iter(by.values())).fit_stats.get('nobs')} unique "
+                                f"instances ({m})" for m, by in fits.items() if by) + ".",
+                            "Against the fewest distractors: the GLMM's pronoun set x "
                             "distractors terms. Monotone decline: no rise as distractors are "
                             "added."])
