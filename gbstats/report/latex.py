@@ -53,7 +53,10 @@ LATEX_SYMBOLS = {
     "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\phi}", "χ": r"\ensuremath{\chi}",
     "ψ": r"\ensuremath{\psi}", "ω": r"\ensuremath{\omega}", "Σ": r"\ensuremath{\Sigma}",
     "†": r"\textdagger{}", "‡": r"\textdaggerdbl{}", "…": r"\ldots{}",
-    "√": r"\ensuremath{\surd}",
+    "√": r"\ensuremath{\surd}", "×": r"\ensuremath{\times}",
+    # ranges (rank sets "1–3") and dashes: pdflatex's default OT1 font prints U+2013 as
+    # "<U+2013>" without these
+    "–": r"\textendash{}", "—": r"\textemdash{}",
 }
 # Combining marks that survive NFC normalisation (no precomposed letter exists, e.g.
 # x + U+0301) become LaTeX's accent commands over the character before them; those that

@@ -46,6 +46,7 @@ DECODE = {
     r"\ensuremath{\infty}": "∞", r"\ensuremath{-}": "−", r"\ensuremath{\leq}": "≤",
     r"\ensuremath{\geq}": "≥", r"\ensuremath{\neq}": "≠", r"\ensuremath{\approx}": "≈",
     r"\ensuremath{\Delta}": "Δ", r"\ensuremath{\Sigma}": "Σ",
+    r"\textendash{}": "–", r"\textemdash{}": "—", r"\ensuremath{\times}": "×",
     **{f"\\ensuremath{{\\{name}}}": char for char, name in zip(
         "αβγδεηθκλμνπρστφχψω", ["alpha", "beta", "gamma", "delta", "varepsilon", "eta", "theta",
                                "kappa", "lambda", "mu", "nu", "pi", "rho", "sigma", "tau", "phi",
@@ -543,3 +544,9 @@ def test_the_provenance_names_the_model_as_it_is(tmp_path):
     assert f"- model: {named} (SmolLM2-135M-Instruct.Q4_1.gguf), revision abc" in md
     assert "- model: /data/my-model, revision def" in md
     assert described_as("gpt2", "openai-community/gpt2") == "openai-community/gpt2"
+
+
+def test_dashes_and_times_are_latex_commands_not_raw_unicode():
+    """pdflatex's default OT1 font printed a rank set "1–3" as "1<U+2013>3" (seen in
+    name_gender's ranking table)."""
+    assert escape_latex("1–3 — 2×2") == r"1\textendash{}3 \textemdash{} 2\ensuremath{\times}2"
