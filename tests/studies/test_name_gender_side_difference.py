@@ -121,9 +121,9 @@ def test_name_gender_says_not_calibrated_from_the_record():
 
     from studies.name_gender import group_tests as G
 
-    rows = pd.DataFrame({"test": G.PERMUTATION_TEST, "verdict": [
-        "difference", "equivalent within the bound (+/-0.1)",
-        "no evidence either way at this sensitivity"]})
+    rows = pd.DataFrame({"test": G.PERMUTATION_TEST, "experiment": 3, "condition": "all",
+                         "verdict": ["difference", "equivalent within the bound (+/-0.1)",
+                                     "no evidence either way at this sensitivity"]})
     good = {"rate": 0.05, "exact_ci95": [0.035, 0.07]}
     bad = {"rate": 0.07, "exact_ci95": [0.05, 0.09]}
     calibrated = {d: {"rates": {"permutation_p_below_05": good}} for d in G.CALIBRATION_DESIGNS}
@@ -134,3 +134,6 @@ def test_name_gender_says_not_calibrated_from_the_record():
     assert all(v.endswith("not calibrated for this design")
                for v in G.calibration_verdicts(rows, failing))
     assert not G.permutation_calibrated({})
+    # Exp 1 has no simulated binary design: not calibrated whatever the record says
+    exp1 = G.calibration_verdicts(rows.assign(experiment=1), calibrated).tolist()
+    assert exp1[0] == "difference; not calibrated for this design"
