@@ -291,8 +291,9 @@ def estimated_height(table: PresentedTable) -> float:
 
 
 def is_long(table: PresentedTable) -> bool:
-    """Whether `table` is set as a longtable (`LONG_TABLE_PT`); never a landscape one."""
-    return not table.landscape and estimated_height(table) > LONG_TABLE_PT
+    """Whether `table` is set as a longtable (`LONG_TABLE_PT`), in portrait and smaller type
+    even where it was to be landscape: a landscape page holds fewer rows still."""
+    return estimated_height(table) > LONG_TABLE_PT
 
 
 def _fit_to_width(box: int) -> list[str]:

@@ -32,6 +32,19 @@ GLMM_WORDS = {"correct": "a correct answer", "stereotype": "stereotype (pro or a
               "alpha": "time pressure (α)", "log_rt": "the log response time"}
 GROUP_WORDS = {"participant": "participants", "sentence": "sentences"}
 
+
+def glmm_n(glmms: dict) -> str:
+    """The N of a table built on the GLMMs {dataset: {label: fit}}: each data set's trials."""
+    each = [f"{next(iter(fits.values())).fit_stats.get('nobs')} trials ({dataset})"
+            for dataset, fits in glmms.items() if fits]
+    return "N = " + "; ".join(each) + "." if each else ""
+
+
+def maze_n(maze) -> str:
+    """The N of a table of MAZE response times: the MAZE trials analysed, per data set."""
+    counts = maze.groupby("dataset").size()
+    return "N = " + "; ".join(f"{n} MAZE trials ({d})" for d, n in counts.items()) + "."
+
 def lme4_usable(run) -> bool:
     if run.args.no_lme4:
         run.note("--no-lme4: the lme4 GLMMs and the MAZE LMM were skipped")
@@ -306,14 +319,16 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                      "Model-estimated accuracy by stereotype and time pressure",
                      labels={**V.LABELS, "stereotype": "Stereotype", "estimate": "Accuracy"},
                      values={**V.VALUES, "alpha": V.ALPHA_WORDS}, groups="dataset",
-                     notes=["Marginal means of the GLMM with α as a factor, on the probability "
+                     notes=[glmm_n(glmms),
+                            "Marginal means of the GLMM with α as a factor, on the probability "
                             "scale (emmeans), random effects at zero."] + marginal_notes)
         report.table("glmm_pro_minus_anti", pro_minus_anti,
                      "Pro minus anti difference in model-estimated accuracy at each time pressure",
                      labels={**V.LABELS, "stat": "z"}, values={**V.VALUES, "contrast": {
                          "pro - anti": "pro minus anti"}, "alpha": V.ALPHA_WORDS},
                      groups="dataset",
-                     notes=["Probability scale, 95% CI and z test; one contrast per α, so no "
+                     notes=[glmm_n(glmms),
+                            "Probability scale, 95% CI and z test; one contrast per α, so no "
                             "multiplicity adjustment within α."] + marginal_notes)
     posterior = A.posterior_summary(glmms)
     if not posterior.empty:
@@ -346,7 +361,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                          "delta": "ΔMAZE (ms)"},
                  values=V.VALUES, groups="dataset", kinds={"p": "number"},
                  decimals={"p": 2, "quantile_pro": 0, "quantile_anti": 0, "delta": 0},
-                 notes=["ΔMAZE(p) = anti quantile - pro quantile at cumulative share p "
+                 notes=[maze_n(maze),
+                        "ΔMAZE(p) = anti quantile - pro quantile at cumulative share p "
                         "(positive: anti-stereotypical answers are slower)."])
     if maze_fits:
         report.model_table("maze_lmm", {V.DATASET_WORDS.get(d, d): fit
@@ -373,7 +389,9 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                                                   "above": "above people at every α",
                                                   "undefined": "undefined"}},
                  groups="dataset", decimals={"equivalent_alpha": 2},
-                 notes=["Equivalent α: where linearly interpolated human accuracy equals the "
+                 notes=[f"N = {int(accuracy['n_total'].sum())} answers (people's and the "
+                        "systems') in the accuracy table.",
+                        "Equivalent α: where linearly interpolated human accuracy equals the "
                         "system's (first crossing from α = 0.25 up)."])
     qa_deltas, maze_deltas = deltas
     report.section("Delta_QA and Delta_MAZE: people against systems (Figure 5)", (
@@ -423,7 +441,8 @@ def write_report(report, args, lm, accuracy, non_coreference, glmms, outliers, m
                          "ci": "95% CI", "p_holm": "p (Holm)"},
                  values=V.VALUES, groups="dataset", decimals={"estimate": 1, "ci": 1},
                  record=False,
-                 notes=["A system with accuracy a on the MAZE sentences sits at Q(a), the time "
+                 notes=[maze_n(maze),
+                        "A system with accuracy a on the MAZE sentences sits at Q(a), the time "
                         "within which a share a of people's correct trials were answered. Its "
                         "ΔMAZE is compared with people's at its mean share; Holm within each "
                         "data set. The numbers of each comparison are in results.json."])
