@@ -60,11 +60,4 @@ def report(run, report, state):
                    f"name; P(they-form) is normalised over the three.{run.notes_markdown()}")
     report.table("they_by_name", means, "Mean probability and log-odds of the they-form",
                  labels=LABELS, values={"antecedent_type": NAMES})   # words for the paper
-    # the formula goes to the methods section; the table says the model in words
-    model = report.formula("lmm", FORMULA, {"they_logodds": "the log-odds of the they-form",
-                                            "gendered": "a gendered name"},
-                           {"frame": "sentence frames"})
-    report.fit_table("lmm", fits, "The they-form's log-odds after gendered and other names",
-                     variables={"gendered": "Gendered name"},
-                     groups={"frame": "Sentence frames"},
-                     notes=[f"Model: {model}; a gendered name coded 1, any other 0."])
+    report.fit_table("lmm", fits, report.formula("lmm", FORMULA, {"they_logodds": "The they-form's log-odds", "gendered": "a gendered name"}))

@@ -111,4 +111,7 @@ def test_the_guide_study_runs_and_its_fit_matches_the_balanced_design(tree, tmp_
     assert "Condition: sum-to-zero coding" in report               # and its note
     assert "Excluded in total: 1 trials." in report and f"left out: {P} trials." in report
     tex = (out / "tables" / "lmm.tex").read_text()
-    assert r"\texttt{rating \textasciitilde{} condition + (1\textbar{}participant)}" in tex
+    # the model in words in the table, its formula in the methods section (issue 43)
+    assert "Model: the rating regressed on the condition, with random intercepts for " \
+        "participants." in tex and "~" not in tex
+    assert "- lmm: `rating ~ condition + (1|participant)`" in report

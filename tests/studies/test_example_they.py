@@ -144,7 +144,10 @@ class TestEndToEnd:
         assert "Excluded in total: 0 stimuli." in report
         assert f"left out: {335 - 2 * N_FRAMES} stimuli." in report
         tex = (out / "tables" / "lmm.tex").read_text()
-        assert r"\texttt{they\_logodds \textasciitilde{} gendered + (1\textbar{}frame)}" in tex
+        # the model in words in the table, its formula in the methods section (issue 43)
+        assert r"\caption{The they-form" in tex and "log-odds regressed on a gendered name, " \
+            "with random intercepts for frames}" in tex
+        assert "- lmm: `they_logodds ~ gendered + (1|frame)`" in report
 
     def test_provenance_command_reruns_the_study(self, study_run):
         results, _ = study_run
