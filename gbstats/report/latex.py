@@ -296,9 +296,15 @@ def is_long(table: PresentedTable) -> bool:
     return estimated_height(table) > LONG_TABLE_PT
 
 
-def _fit_to_width(box: int) -> list[str]:
-    r"""Set \gbstatspart into \box`box`, in smaller type while it is wider than the line."""
-    lines = [f"\\setbox{box}=\\hbox{{\\gbstatspart}}%"]
+# A table set landscape is a large one: its type starts at this size, so that its rows fit
+# the landscape page's 6.5-inch height too.
+LANDSCAPE_TYPE = r"\footnotesize"
+
+
+def _fit_to_width(box: int, start: str = "") -> list[str]:
+    r"""Set \gbstatspart into \box`box` (in `start` type), in smaller type while it is wider
+    than the line."""
+    lines = [f"\\setbox{box}=\\hbox{{{start}\\gbstatspart}}%"]
     lines += [f"\\ifdim\\wd{box}>\\linewidth \\setbox{box}=\\hbox{{{size}\\gbstatspart}}\\fi"
               for size in SHRINK_STEPS]
     return lines
@@ -328,7 +334,8 @@ def render_latex(table: PresentedTable, allow_long: bool = True) -> str:
     for number, part in enumerate(table.parts):
         box = 2 * number
         boxes.append(box)
-        lines += [r"\def\gbstatspart{%", *_tabular(part), "}%", *_fit_to_width(box)]
+        lines += [r"\def\gbstatspart{%", *_tabular(part), "}%",
+                  *_fit_to_width(box, LANDSCAPE_TYPE if table.landscape else "")]
     lines.append(r"\dimen0=\wd0")
     for box in boxes[1:]:
         lines.append(f"\\ifdim\\wd{box}>\\dimen0 \\dimen0=\\wd{box}\\fi")
