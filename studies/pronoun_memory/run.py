@@ -41,12 +41,13 @@ def ruff_sample_size(text: str) -> int:
 def ruff_results_file(text: str) -> str:
     """argparse type for --ruff-results: a pronoun_fidelity results.json with its accuracy
     table (checked now, not after the scoring)."""
+    from gbstats.data.validate import require_readable_file
     from gbstats.errors import DataValidationError
     from studies.pronoun_memory.ruff import ruff_accuracy_table
 
-    if not Path(text).is_file():
-        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
     try:
+        # a folder, '-' or a missing path each said "no such file" before (issue 44)
+        require_readable_file(text, column="--ruff-results")
         ruff_accuracy_table(Path(text))
     except DataValidationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None

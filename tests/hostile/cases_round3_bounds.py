@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from hostile_cases import CASES, Wrong, case
+from hostile_cases import CASES, Wrong, case, study
 
 
 def _noise_panel(seed: int, n_people: int = 24, n_items: int = 20) -> pd.DataFrame:
@@ -524,3 +524,11 @@ def _(ws):
     from gbstats.alignment.group_comparison import verdict
 
     return verdict(0.3, 0.2, 0.1, alpha=5)
+
+
+# --ruff-results given a folder said "no such file" (issue 44: "a folder passed as ... is
+# 'not found'"); it names what the path is instead
+case("pronoun_memory CLI: --ruff-results names a folder", "pronoun_memory CLI",
+     names=("--ruff-results", "a folder, not a file"))(
+    lambda ws: study("pronoun_memory", "--ruff-results", str(ws.fresh("ruff_results_folder")),
+                     "--out", ws.fresh("ruff_results_folder_out") / "r"))
