@@ -104,6 +104,8 @@ def sensitivity_table(human: dict, status: dict, fits: dict, tables: dict) -> pd
                 "published_p": pub_p, "published_status": published_status,
                 "estimate": c.estimate, "se": c.se, "p_value": c.p_value,
                 "status": refit_status["status"],
+                "n_obs": int(refit.fit_stats.get("nobs") or len(model_rows(
+                    s.spec(), tables[f"exp{s.spec().experiment}"])[0])),
                 "published_significant": (pub_p < 0.05) if readable and pub is not None
                 else np.nan,
                 "significant": bool(c.p_value < 0.05) if refit_status["se_usable"] else np.nan})
@@ -197,4 +199,12 @@ def sensitivity_report(report, table: pd.DataFrame) -> None:
                "did not converge under the default optimizers (its standard errors cannot be "
                "read, and it stays flagged as failed: its standard errors and p-values are "
                "left blank here); the refit uses bobyqa in both stages.",
-               "Wald z tests; an effect survives when p < .05 in both fits."])
+               "Wald z tests; an effect survives when p < .05 in both fits.",
+               n_sentence(table)])
+
+
+def n_sentence(table: pd.DataFrame) -> str:
+    """The N of each refit, in words (issue 43: every table states N)."""
+    counts = table.groupby("change", sort=False)["n_obs"].first()
+    return "N: " + "; ".join(f"{change.split(':')[0]}, {int(n):,} responses"
+                             for change, n in counts.items()) + "."

@@ -51,3 +51,15 @@ def test_refits_equal_lme4(tables, tmp_path):
                                    np.log(np.clip(ref["p"], 1e-300, None)), rtol=2e-2,
                                    atol=2e-2)
         assert fit.fit_stats["nobs"] == ref["nobs"]
+
+
+def test_the_table_states_the_n_of_each_refit():
+    """Issue 43: every table states N; here each refit's responses (lme4's nobs, checked
+    against R above), once per refit though the table has a row per term."""
+    import pandas as pd
+
+    table = pd.DataFrame({"change": [S.SENSITIVITIES[0].change] * 3
+                          + [S.SENSITIVITIES[3].change] * 2,
+                          "n_obs": [3840, 3840, 3840, 1234, 1234]})
+    assert S.n_sentence(table) == ("N: Exp 2, memory, 3,840 responses; Exp 1B, production by "
+                                   "memory, by-participant check, 1,234 responses.")
