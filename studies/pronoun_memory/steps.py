@@ -458,9 +458,9 @@ def report(run, report, out):
                      values=P.VALUES, settings=["n_items", "below_calibrated_design"],
                      notes=["Items: list x character (144); ratings: each response's accuracy "
                             "(0/1); the model's score: its probability on the correct option",
-                            "gbstats.alignment.reliability.group_alignment: split-half "
-                            f"reliability, Spearman-Brown; {run.args.n_boot} replicates; the "
-                            "noise ceilings are in results.json"])
+                            "Reliability: split-half, stepped up by Spearman-Brown; "
+                            f"{run.args.n_boot} replicates; the noise ceilings are in "
+                            "results.json"])
         if len(out.get("gender_comparison", [])):
             comparison = out["gender_comparison"]
             name = state["model_name"]
@@ -469,10 +469,13 @@ def report(run, report, out):
                          "more: the primary "
                          "test, Holm within its family, and equivalence",
                          record=comparison, labels=P.LABELS, values=P.VALUES,
-                         notes=["A: women; B: men. A minus B: the difference of the two groups' "
+                         p_columns=["p_holm", "p_equivalence_holm"],
+                         notes=[f"{int(out['gender_alignment']['n_items'].max())} items (list "
+                                "x character) per task. A: women; B: men. A minus B: the "
+                                "difference of the two groups' "
                                 "reliability-corrected correlations with the model's item "
-                                "accuracy (the primary test, declared in advance), a z test "
-                                "with items resampled jointly and people within group",
+                                "accuracy (the primary test, declared as such in the study), "
+                                "a z test with items resampled jointly and people within group",
                                 f"p (Holm): within the family of the two tasks; equivalence: "
                                 f"two one-sided tests at ±{K.EQUIVALENCE_BOUND:.2f} on the "
                                 "corrected-correlation scale, Holm within the family too",
