@@ -34,10 +34,10 @@ from studies.discovery import discover
 EXTRA_RUNS = {"example_they": ["--frames", "4", "--no-bayes"]}
 NOT_YET: dict[str, str] = {}
 # Studies whose every table states its N (a count column, a row of observations, or the
-# number of units in its notes); the others are issue 43's open remainder (pronoun_memory's
-# human_sensitivity; pronoun_fidelity and winopron state theirs, not yet checked by a run).
+# number of units in its notes); the others are issue 43's open remainder (pronoun_fidelity
+# and winopron state theirs, not yet checked by a run).
 N_CHECKED = {"singular_they", "name_gender", "example_they", "role_nouns", "genda_lens",
-             "cognitive_bias"}
+             "cognitive_bias", "pronoun_memory"}
 needs_r = pytest.mark.skipif(importlib.util.find_spec("pymer4") is None, reason="needs R/lme4")
 
 
@@ -92,3 +92,37 @@ def test_every_figure_opens_as_an_image_and_is_listed(study, study_output):
                       if r["name"] == f"{study}_effects")
         assert record["files"] == [f"figures/{study}_effects.png",
                                    f"figures/{study}_effects.pdf"]
+
+
+# Issue 43's "done when": these three studies' tables compile *together* on a 6.5-inch
+# text block, as an author pasting them into one paper's appendix would have them.
+TOGETHER = ("singular_they", "name_gender", "pronoun_memory")
+
+
+@needs_r
+@pytest.mark.slow
+def test_three_studies_tables_compile_together(study_output, tmp_path):
+    import re
+
+    from make_baselines import RUNS
+
+    from gbstats.report.appendix import compile_appendix, pdflatex_path
+
+    if not pdflatex_path():
+        pytest.skip("pdflatex is not installed")
+    preamble: list[str] = []
+    bodies = []
+    for study in TOGETHER:
+        out, _ = study_output(study, RUNS[study])
+        folder = Path(out) / "tables"
+        head, body = (folder / "tables.tex").read_text().split("\\begin{document}")
+        preamble += [line for line in head.splitlines() if line not in preamble]
+        body = body.replace("\\end{document}", "")
+        bodies.append(re.sub(r"\\input\{([^}]+)\}",
+                             lambda m, f=folder: "\\input{" + str(f / m.group(1)) + "}", body))
+    together = tmp_path / "together.tex"
+    together.write_text("\n".join(preamble) + "\n\\begin{document}\n" + "\n".join(bodies)
+                        + "\n\\end{document}\n")
+    result = compile_appendix(together)
+    assert result.ok and not result.errors and not result.overfull, (
+        result.summary() + "\n" + "\n".join(result.errors + result.overfull))
