@@ -184,9 +184,12 @@ def _corrected(r, rel_a, rel_b) -> np.ndarray:
 
 def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits: int = 200,
                                     n_boot: int = 500, n_boot_splits: int = 20,
-                                    confidence: float = 0.95, rng: np.random.Generator
-                                    ) -> pd.DataFrame:
-    """`profile_agreement` on matrices (every group's matrices over the same items)."""
+                                    confidence: float = 0.95, rng: np.random.Generator,
+                                    item_clusters: np.ndarray | None = None) -> pd.DataFrame:
+    """`profile_agreement` on matrices (every group's matrices over the same items);
+    `item_clusters`: one label per item, to resample clusters of items whole."""
+    from gbstats.alignment.reliability import item_multinomial
+
     rows = []
     tail = (1 - confidence) / 2
     for pos, a in enumerate(groups):
@@ -215,7 +218,7 @@ def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits:
                 reps.append(_corrected(*_profile_statistics(
                     a, b, multinomial_weights(a.n_participants, k, rng),
                     multinomial_weights(b.n_participants, k, rng),
-                    multinomial_weights(n_items, k, rng), halves_a, halves_b)))
+                    item_multinomial(n_items, k, rng, item_clusters), halves_a, halves_b)))
             reps = np.concatenate(reps)
             reps = reps[np.isfinite(reps)]
             low, high = (np.quantile(reps, [tail, 1 - tail]) if reps.size > 1
@@ -239,7 +242,8 @@ def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits:
 def profile_agreement(trials: pd.DataFrame, *, group: str, rating: str,
                       item_keys: Sequence[str] = ("item",), participant: str = "participant",
                       n_splits: int = 200, n_boot: int = 500, n_boot_splits: int = 20,
-                      seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+                      seed: int = 0, confidence: float = 0.95,
+                      item_cluster: str | None = None) -> pd.DataFrame:
     """How far the groups' item profiles differ at all: for every pair of groups, the
     correlation of their item means over the items (`r_profiles`), each group's
     split-half reliability, the correlation corrected for both (`r_profiles_corrected`,
@@ -257,20 +261,52 @@ def profile_agreement(trials: pd.DataFrame, *, group: str, rating: str,
     computed); a corrected r above 1 gives a ceiling of 0; the ceilings are bounded to
     [0, 2]. Each of these is said in an EstimateWarning (gbstats.errors), and
     `profile_bounds_notes` gives the same sentences for a report (issue 44, case 6).
+
+    `item_cluster`: a column of `trials` naming the unit the items cluster in (first names
+    in name_gender, issue 40); the bootstrap then draws those units whole, and a column
+    `resampled` records it. Each item must belong to one cluster.
     """
     for value, name in ((n_boot, "n_boot"), (n_splits, "n_splits"),
                         (n_boot_splits, "n_boot_splits")):
         check_n_resamples(value, name)
     check_probability(confidence, "confidence")
-    _, groups = group_rating_matrices(trials, group=group, rating=rating, item_keys=item_keys,
-                                      participant=participant)
+    items, groups = group_rating_matrices(trials, group=group, rating=rating,
+                                          item_keys=item_keys, participant=participant)
     if len(groups) < 2:
         raise DataValidationError("a profile agreement needs two groups", source="trials",
                                   column=group, expected="two or more groups",
                                   found=f"{[g.group for g in groups]}")
-    return profile_agreement_from_matrices(groups, n_splits=n_splits, n_boot=n_boot,
-                                           n_boot_splits=n_boot_splits, confidence=confidence,
-                                           rng=np.random.default_rng(seed))
+    clusters = (None if item_cluster is None
+                else item_clusters_of(trials, items, list(item_keys), item_cluster))
+    table = profile_agreement_from_matrices(groups, n_splits=n_splits, n_boot=n_boot,
+                                            n_boot_splits=n_boot_splits,
+                                            confidence=confidence,
+                                            rng=np.random.default_rng(seed),
+                                            item_clusters=clusters)
+    if item_cluster is None:
+        return table
+    # the resampling unit, recorded in results.json (issue 40, item 3)
+    return table.assign(resampled=f"participants x clusters of items ({item_cluster})")
+
+
+def item_clusters_of(trials: pd.DataFrame, items: pd.DataFrame, item_keys: list[str],
+                     cluster: str) -> np.ndarray:
+    """The cluster label of each item of `items` (in its order), read from `trials`; an item
+    in two clusters, or without one, is an error."""
+    if cluster not in trials.columns:
+        raise DataValidationError("the item cluster column is missing", source="trials",
+                                  column=cluster, expected=f"a column {cluster!r}",
+                                  found=f"columns {list(trials.columns)}")
+    per_item = trials.dropna(subset=item_keys).groupby(item_keys)[cluster].agg(
+        lambda v: v.dropna().astype(str).unique().tolist())
+    bad = per_item[per_item.map(len) != 1]
+    if len(bad):
+        raise DataValidationError("each item must lie in exactly one cluster", source="trials",
+                                  column=cluster, expected="one cluster per item",
+                                  found=f"item {bad.index[0]!r}: {bad.iloc[0]}")
+    keys = pd.MultiIndex.from_frame(items[item_keys]) if len(item_keys) > 1 \
+        else pd.Index(items[item_keys[0]])
+    return np.array([labels[0] for labels in per_item.reindex(keys)])
 
 
 # --------------------------------------------------------------------------

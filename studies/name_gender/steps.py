@@ -235,8 +235,12 @@ def group_analyses(run, state) -> dict:
         for exp in PRODUCTION:
             trials = state["grouped"][exp]
             run.say(f"      Exp {exp}: the groups' profile agreement")
-            agree, _ = cached_call(profile_agreement, trials, group="group", rating="She",
-                                   item_keys=A.ITEM_KEYS, participant="Participant",
+            # first names resampled whole, as in the comparisons (issue 40: the unit of
+            # inference); Exp 1's items are single names, each its own cluster
+            agree, _ = cached_call(profile_agreement,
+                                   trials.assign(first_name=A.first_name_of(trials["Item"])),
+                                   group="group", rating="She", item_keys=A.ITEM_KEYS,
+                                   participant="Participant", item_cluster="first_name",
                                    n_boot=min(run.args.n_boot, 500), seed=run.seed, **cache)
             profiles.append(agree.assign(experiment=exp))
             run.say(f"      Exp {exp}: corrected correlations and their comparison")

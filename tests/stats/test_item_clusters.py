@@ -28,3 +28,45 @@ def test_without_clusters_the_stream_is_the_items_own():
 def test_one_label_per_item():
     with pytest.raises(DataValidationError, match="one cluster label per item"):
         item_multinomial(10, 3, np.random.default_rng(0), np.arange(9))
+
+
+def _cluster_trials(seed=1):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    names = [f"n{k}" for k in range(12)]
+    mu = {n: rng.normal() for n in names}
+    rows = [(p, "a" if p % 2 else "b", f"{n} s{s}", n,
+             float(rng.random() < 1 / (1 + np.exp(-(mu[n] + 0.3 * s)))))
+            for p in range(80) for n in names for s in range(3)]
+    return pd.DataFrame(rows, columns=["participant", "group", "item", "first", "y"])
+
+
+def test_profile_agreement_resamples_the_items_clusters_and_says_so():
+    """Issue 40, item 3: the ceiling's interval draws first names whole, like the
+    comparisons; the point estimate does not depend on the resampling."""
+    from gbstats.alignment.group_comparison import profile_agreement
+
+    trials = _cluster_trials()
+    plain = profile_agreement(trials, group="group", rating="y", n_boot=200, seed=2)
+    clustered = profile_agreement(trials, group="group", rating="y", n_boot=200, seed=2,
+                                  item_cluster="first")
+    assert clustered["r_profiles_corrected"].iloc[0] == plain["r_profiles_corrected"].iloc[0]
+    assert clustered["resampled"].iloc[0] == "participants x clusters of items (first)"
+    assert "resampled" not in plain.columns
+    assert (clustered["ci_low"].iloc[0], clustered["ci_high"].iloc[0]) != \
+        (plain["ci_low"].iloc[0], plain["ci_high"].iloc[0])
+
+
+def test_an_item_in_two_clusters_is_refused():
+    import pytest
+
+    from gbstats.alignment.group_comparison import profile_agreement
+    from gbstats.errors import DataValidationError
+
+    trials = _cluster_trials()
+    trials.loc[0, "first"] = "elsewhere"
+    with pytest.raises(DataValidationError, match="exactly one cluster"):
+        profile_agreement(trials, group="group", rating="y", n_boot=200, seed=2,
+                          item_cluster="first")
