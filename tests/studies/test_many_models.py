@@ -76,7 +76,13 @@ def test_ranking_table_refuses_models_scored_on_different_items():
 
     from studies.ranking import RankingSpec, ranking_table
 
-    class FakeRun:  # the Run's interface that ranking_table uses; the models are names
+    class Named:  # a model known by its name only: no weights, no folder to count
+        weights_loaded, content_path = False, None
+
+        def __init__(self, name):
+            self.name = name
+
+    class FakeRun:  # the Run's interface that ranking_table uses
         study = type("S", (), {"name": "demo"})()
 
         @staticmethod
@@ -85,10 +91,10 @@ def test_ranking_table_refuses_models_scored_on_different_items():
 
         @staticmethod
         def model(name):
-            return name
+            return Named(name)
 
     def scores(run, state, lm):
-        n = 5 if lm == "short" else 6
+        n = 5 if lm.name == "short" else 6
         return pd.DataFrame({"item": [f"i{k}" for k in range(n)], "score": np.arange(n) * 1.0})
 
     spec = RankingSpec(statistic="s", items="i", item_scores=scores, people=None,
@@ -244,10 +250,11 @@ def test_parameters_are_printed_as_papers_print_them(count, words):
 def test_parameters_from_the_headers_equal_the_loaded_models(three_models):
     """safetensors headers give the parameter count without loading weights; the count of
     the loaded model (tied embeddings once) is the reference."""
-    from models.loading import load_scorer
+    from models.loading import clear_loaded_models, load_scorer
     from studies.ranking import parameter_count, safetensors_parameters
 
     folder = Path(three_models[0])
+    clear_loaded_models()  # earlier tests loaded this model's weights in this process
     lm = load_scorer(str(folder))
     from_headers = safetensors_parameters(folder)
     assert parameter_count(lm) == from_headers  # weights not loaded: the headers answer
