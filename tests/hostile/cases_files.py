@@ -796,6 +796,15 @@ CASES[-1].check = _check_refused("none of the")
 # 3. Ctrl-C: one line, exit 130, what was kept usable
 # ---------------------------------------------------------------------------
 
+def _as_in_a_terminal() -> None:
+    """A child's signals as a command typed at a terminal has them: SIGINT handled by
+    default. A suite started in the background by a non-interactive shell (`make test &`)
+    runs with SIGINT ignored, which its children inherit; a Python child then never
+    raises KeyboardInterrupt, and a Ctrl-C case would test the shell, not gbstats."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def _interrupt_when(child: subprocess.Popen, ready, timeout: float = 300,
                     again_after: float | None = None) -> tuple[int, str]:
     """SIGINT `child` once ready() is true (a real Ctrl-C), and a second time `again_after`
@@ -822,7 +831,7 @@ def _(ws):
     stimuli, cache = ws.stimuli(folder, n=n), folder / "cache"
     child = subprocess.Popen([sys.executable, "-c", SCORE_CHILD, *_score_args(
         ws, stimuli, folder / "o.csv", cache, "--batch-size", 4)], env=_env(),
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     code, err = _interrupt_when(child, lambda: committed_entries(cache / "scores.sqlite") >= 40)
     line = _one_interrupted_line(code, err)
     kept = committed_entries(cache / "scores.sqlite")
@@ -849,7 +858,7 @@ def _(ws):
         # `python -m models`, as a user types it: its exit is part of what is tested
         child = subprocess.Popen([sys.executable, "-m", "models", "score", "--quiet", *_score_args(
             ws, stimuli, folder / "o.csv", cache, "--batch-size", 4)],
-            env=_env(), stderr=subprocess.PIPE, text=True)
+            env=_env(), stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
         code, err = _interrupt_when(child, lambda c=cache: committed_entries(
             c / "scores.sqlite") >= 4, again_after=gap)
         results.append(_one_interrupted_line(code, err))
@@ -858,7 +867,7 @@ def _(ws):
 
 def _study_child(script: str, *args) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], env=_env(),
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
 
 
 STUDY_CHILD = textwrap.dedent("""
