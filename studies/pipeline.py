@@ -729,7 +729,8 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     # Everything is written into a hidden sibling folder that replaces --out at the end,
     # so a crash mid-write leaves the previous outputs whole (never a mix of two runs).
     with staged_folder(run.out, study.name) as staging:
-        report = StudyReport(study.name, staging, study.title, simulated=run.simulated)
+        report = StudyReport(study.name, staging, study.title, simulated=run.simulated,
+                             cache=run.cache)
         study.report(run, report, state)
         if ranking is not None:
             from gbstats.report.ranking_report import write_ranking

@@ -13,6 +13,7 @@ journal's; tables a paper's body would not print come last, under `APPENDIX_HEAD
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gbstats.report.files import write_text_atomically
+from gbstats.report.files import write_bytes_atomically, write_text_atomically
 from gbstats.report.latex import (LANDSCAPE_PACKAGE, LONGTABLE_PACKAGE, TABLE_PACKAGES,
                                   escape_latex)
 
@@ -31,6 +32,10 @@ APPENDIX_NAME = "tables"
 OVERFULL_LIMIT_PT = 20.0
 COMPILE_TIMEOUT_S = 180
 MAX_RUNS = 3
+# Clean compiles are stored in <cache dir>/latex/<digest>.pdf (compiled_pdf_key);
+# GBSTATS_NO_PDF_CACHE=1 compiles every time.
+LATEX_FOLDER = "latex"
+ENV_NO_PDF_CACHE = "GBSTATS_NO_PDF_CACHE"
 _RERUN = re.compile(r"Rerun LaTeX|Table widths have changed|Rerun to get")
 _OVERFULL = re.compile(r"^Overfull \\[hv]box \((?P<pt>[\d.]+)pt too (?:wide|high)\)(?P<rest>.*)$")
 # A float taller than the page: LaTeX sets it anyway, over the footer and page number.
@@ -212,13 +217,67 @@ def _code_point_words(char: str) -> str:
             .replace("\\textgreater{}", ">"))
 
 
-def compile_appendix(tex: Path) -> CompileResult:
+def compiled_pdf_key(sources: dict[str, str], program: str) -> str:
+    """Digest of what a compile depends on: every source as LaTeX reads it (after the engine
+    preamble and code-point replacements), and the engine: its path, size and modification
+    time, which change when TeX Live is upgraded (packages come with the engine's
+    Debian packages here)."""
+    import hashlib
+    import json
+    import os
+
+    stat = os.stat(program)
+    payload = json.dumps({"format": 1, "sources": sources,
+                          "engine": [os.path.realpath(program), stat.st_size, stat.st_mtime_ns]},
+                         sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _cached_pdf_path(key: str, cache_dir) -> Path | None:
+    from gbstats.config import resolve_cache_dir
+
+    try:
+        return resolve_cache_dir(cache_dir) / LATEX_FOLDER / f"{key}.pdf"
+    except Exception:  # noqa: BLE001 - no cache folder: compile every time, as before
+        return None
+
+
+def _reuse_pdf(cached: Path | None, target: Path) -> bool:
+    """Copy a stored PDF of the very same sources to `target`; False when there is none
+    (or it cannot be read: then compiled again)."""
+    if cached is None:
+        return False
+    try:
+        data = cached.read_bytes()
+    except OSError:
+        return False
+    if not data.startswith(b"%PDF"):
+        return False
+    write_bytes_atomically(target, data)
+    return True
+
+
+def _keep_pdf(pdf: Path, cached: Path | None) -> None:
+    """Store a clean compile's PDF for the next run; a cache that cannot be written costs
+    only that reuse."""
+    if cached is None:
+        return
+    try:
+        write_bytes_atomically(cached, pdf.read_bytes())
+    except OSError:
+        pass
+
+
+def compile_appendix(tex: Path, *, cache_dir=None, use_cache: bool = False) -> CompileResult:
     """Compile `tex` (its folder holds the tables) into <folder>/tables.pdf: with pdflatex,
     or, where a table holds characters pdflatex cannot print (a name in Cyrillic, CJK, an
     emoji: `beyond_pdflatex`), with lualatex or xelatex and an installed font that has them
     (`font_covering`). Characters no engine and font here can print are shown in the PDF as
     their code points ([U+4E2D]), and the result's notes say so; the .tex files, report.md
-    and results.json keep the text as written (issue 44: such a name cost the appendix)."""
+    and results.json keep the text as written (issue 44: such a name cost the appendix).
+
+    With use_cache (a study run passes its cache settings) a clean compile's PDF is stored
+    under `cache_dir` and reused for the very same sources (`compiled_pdf_key`)."""
     tex = Path(tex)
     sources = {p.name: p.read_text(encoding="utf-8", errors="replace")
                for p in sorted(tex.parent.glob("*.tex"))}
@@ -242,12 +301,22 @@ def compile_appendix(tex: Path) -> CompileResult:
                      + ("" if engine != "pdflatex" else
                         " (a working lualatex or xelatex prints other scripts: Debian "
                         "texlive-luatex or texlive-xetex)"))
+    as_read = {}
+    for name, text in sources.items():
+        if name == tex.name:
+            text = _with_engine_preamble(text, engine, font, notes)
+        for char in lacking:  # the note names them too: replaced there as well
+            text = text.replace(char, code_point(char))
+        as_read[name] = text
+    # A warm re-run writes the same tables: the PDF of a clean compile of the very same
+    # sources is reused (2-3 s of pdflatex runs, most of a warm run's report time; issue 41).
+    # Only clean compiles are stored, so a failing one is always compiled and its log kept.
+    cached = _cached_pdf_path(compiled_pdf_key(as_read, program), cache_dir) \
+        if use_cache and not os.environ.get(ENV_NO_PDF_CACHE) else None
+    if _reuse_pdf(cached, tex.with_suffix(".pdf")):
+        return CompileResult(True, tex.with_suffix(".pdf"), engine=engine, notes=notes)
     with tempfile.TemporaryDirectory(prefix="gbstats-latex-") as work:
-        for name, text in sources.items():
-            if name == tex.name:
-                text = _with_engine_preamble(text, engine, font, notes)
-            for char in lacking:  # the note names them too: replaced there as well
-                text = text.replace(char, code_point(char))
+        for name, text in as_read.items():
             (Path(work) / name).write_text(text, encoding="utf-8")
         log_path = Path(work) / f"{tex.stem}.log"
         # a longtable's columns settle over runs (their widths go through the .aux file):
@@ -277,6 +346,8 @@ def compile_appendix(tex: Path) -> CompileResult:
                 shutil.copyfile(log_path, tex.with_suffix(".log"))
             if done.returncode != 0 and not errors:
                 errors = [f"{engine} exited with code {done.returncode}"]
+        if ok:
+            _keep_pdf(target, cached)
         return CompileResult(ok, target, errors, overfull, engine=engine, notes=notes)
 
 

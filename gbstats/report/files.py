@@ -47,6 +47,10 @@ def write_text_atomically(path: Path, text: str) -> None:
     write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    write_atomically(path, lambda tmp: tmp.write_bytes(data))
+
+
 PARTIAL_TAG = ".partial-"
 
 

@@ -50,8 +50,11 @@ class StudyReport:
     """
 
     def __init__(self, study: str, out_dir: str | os.PathLike, title: str,
-                 simulated: bool = False):
+                 simulated: bool = False, cache: Mapping | None = None):
         self.study, self.out_dir, self.simulated = study, Path(out_dir), simulated
+        # a study run's cache settings (use_cache, cache_dir): the compiled appendix is
+        # reused from there when its sources are unchanged; without them, always compiled
+        self.cache = dict(cache or {"use_cache": False})
         self.title = self._mark(title)
         self.blocks: list[str] = []
         self.tables: dict[str, pd.DataFrame] = {}
@@ -312,7 +315,7 @@ class StudyReport:
                              [p.stem for p in self.table_paths],
                              landscape=any(t.landscape for t in self.presented.values()),
                              appendix=self.appendix_tables)
-        result = compile_appendix(tex)
+        result = compile_appendix(tex, **self.cache)
         paths = {"appendix": tex, **({"appendix_pdf": result.pdf} if result.pdf else {})}
         if result.ok:
             text = ("Every table above in one document for a paper's appendix: "

@@ -167,8 +167,13 @@ def fit(run, s):
                        stage="alignment")
     for grouping, why in A.skipped_groupings(s.human).items():
         run.note(f"RQ2 by {grouping}: left out, because {why}.")
-    s.correlations, s.comparisons = A.alignment_correlations(s.scored, s.human,
-                                                             n_boot=args.n_boot, seed=run.seed)
+    # seeded bootstraps over 8 subsets (about 3 s): an unchanged call is reused, so a warm
+    # re-run (a figure or wording edit) skips it (gbstats.mixed.fit_cache.cached_call)
+    from gbstats.mixed.fit_cache import cached_call
+
+    (s.correlations, s.comparisons), _ = cached_call(
+        A.alignment_correlations, s.scored, s.human, n_boot=args.n_boot, seed=run.seed,
+        **run.cache)
     s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
     AL.fit_rq2(run, s)
 

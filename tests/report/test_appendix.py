@@ -167,3 +167,43 @@ def test_a_wide_table_is_set_smaller_to_fit_the_text_block(tmp_path):
     report.table("wide", wide, "Eight wide columns", settings_to_notes=False)
     report.write(provenance("demo", [], seed=None))
     assert report_problems(tmp_path / "out") == {}
+
+
+@needs_pdflatex
+def test_a_clean_compile_is_reused_for_the_same_sources_and_redone_for_new_ones(tmp_path):
+    # a warm study re-run writes the same tables: the stored PDF is copied, not recompiled
+    # (issue 41); the stored file is marked here, so a copy is told from a fresh compile
+    from gbstats.report.appendix import LATEX_FOLDER
+
+    cache = {"use_cache": True, "cache_dir": tmp_path / "cache"}
+
+    def run(out, **kw):
+        report = StudyReport("demo", tmp_path / out, "Demo", cache=cache)
+        report.table("means", pd.DataFrame({"condition": ["a", "b"], "mean": [1.25, 2.5]}),
+                     "Mean by condition", labels={"condition": "Condition"}, **kw)
+        return report.write(provenance("demo", [], seed=None))["appendix_pdf"]
+
+    first = run("a")
+    stored = list((tmp_path / "cache" / LATEX_FOLDER).glob("*.pdf"))
+    assert len(stored) == 1 and stored[0].read_bytes() == first.read_bytes()
+    stored[0].write_bytes(stored[0].read_bytes() + b"\n% stored copy\n")
+    assert run("b").read_bytes().endswith(b"% stored copy\n")          # reused
+    changed = run("c", notes="A note that changes the source.")
+    assert not changed.read_bytes().endswith(b"% stored copy\n")       # compiled anew
+    assert len(list((tmp_path / "cache" / LATEX_FOLDER).glob("*.pdf"))) == 2
+
+
+@needs_pdflatex
+def test_a_failed_compile_is_not_stored_and_no_cache_means_no_reuse(tmp_path):
+    from gbstats.report.appendix import LATEX_FOLDER
+
+    paths = write_report(tmp_path / "wide", wide=True)   # overfull: not clean
+    assert "wide.tex: overfull box" in paths["report"].read_text()
+    report = StudyReport("demo", tmp_path / "w2", "Demo",
+                         cache={"use_cache": True, "cache_dir": tmp_path / "cache"})
+    report.table("wide", pd.DataFrame({"text": ["word " * 60], "x": [1.5]}), "Too wide",
+                 labels={"text": "Text"})
+    report.write(provenance("demo", [], seed=None))
+    assert not (tmp_path / "cache" / LATEX_FOLDER).exists() \
+        or not list((tmp_path / "cache" / LATEX_FOLDER).glob("*.pdf"))
+    assert (tmp_path / "w2" / "tables" / "tables.log").exists()
