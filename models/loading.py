@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -329,7 +330,18 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
             tokenizer = AutoTokenizer.from_pretrained(converted)
             _require_sound_tokenizer(tokenizer, spec)
             return tokenizer
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+        _say_converting(f"reading {spec.name}'s tokenizer from its GGUF file (once per "
+                        f"machine; kept in {converted.parent})")
+        from transformers.utils import logging as hf_logging
+
+        # transformers' notice about Llama's "legacy" tokenizer behaviour says itself that
+        # it can be ignored for a tokenizer read from a GGUF file: not shown to the user
+        before = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+        finally:
+            hf_logging.set_verbosity(before)
         _require_sound_tokenizer(tokenizer, spec)
         _save_converted(tokenizer, converted)
         return tokenizer
@@ -342,9 +354,13 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         converted = converted_folder(spec.name, version, gguf, dtype)
         if (converted / "config.json").exists() and converted_copy_intact(converted):
             return AutoModelForCausalLM.from_pretrained(converted, dtype=resolve_dtype(dtype))
+        _say_converting(f"de-quantizing {spec.name}'s weights from its GGUF file to {dtype} "
+                        f"(once per machine, about 20-45 s; kept in {converted.parent})")
+        start = time.perf_counter()
         model = plain_model(AutoModelForCausalLM.from_pretrained(
             folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
         _save_converted(model, converted)
+        _say_converting(f"converted {spec.name} in {time.perf_counter() - start:.0f} s")
         return model
 
     return LanguageModel(spec.name, f"{package.dist}/{spec.model_id}",
@@ -352,6 +368,14 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
                          load_weights=load_weights, model_type=spec.model_type,
                          load_tokenizer=load_tokenizer, fingerprint=weights,
                          content_path=gguf)
+
+
+def _say_converting(message: str) -> None:
+    """A progress line while the embedded model is converted (the first run on a machine
+    waits for it; issue 41): on the "gbstats.progress" logger, which a study shows."""
+    import logging
+
+    logging.getLogger("gbstats.progress").info(message)
 
 
 def require_stack_reads(spec: ModelSpec) -> None:
