@@ -103,8 +103,12 @@ def bootstrap_draws(table: pd.DataFrame, statistic: Callable, *, unit: str,
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, k), np.nan)
     for b in range(n_boot):
-        draws[b] = _values(statistic, table.iloc[resample_positions(plan, rng)]
-                           .reset_index(drop=True))
+        positions = resample_positions(plan, rng)
+        # take() already copies the rows: a fresh 0..n-1 index on that copy gives the
+        # replicate reset_index(drop=True) would, without copying the rows a second time
+        replicate = table.take(positions)
+        replicate.index = pd.RangeIndex(len(positions))
+        draws[b] = _values(statistic, replicate)
     return draws
 
 
