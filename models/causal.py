@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import chain
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,8 @@ from models.engine import BatchScorer
 from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.registry import DEFAULT_MODEL
 from models.scores import BOS_OPTIONS, LN2, finish_table
-from models.words import AlignmentError, tokens_in_span, tokens_to_words, word_spans
+from models.words import (AlignmentError, first_visible_char, tokens_in_span,
+                          tokens_to_words, word_spans)
 
 # Architectures whose base model already ends in the final norm and whose
 # logits are exactly `lm_head(hidden)`, so the head can be applied only at the
@@ -118,22 +120,60 @@ def bos_id(lm: LanguageModel) -> int:
     return found
 
 
+def encode_texts(tokenizer, texts: list[str]) -> tuple[list[list[int]], list[list[tuple]]]:
+    """(token ids, character offsets) of each text, without the tokenizer's special tokens.
+
+    A fast (Rust) tokenizer encodes the whole list in one backend call and its ids and
+    offsets are read off the encodings as they are: transformers' own call builds a
+    dict of Python lists per text (_convert_encoding), which cost more than the
+    encoding itself (0.4 ms a text, most of the host's tokenizing time, issue 41).
+    transformers first sets the backend's state for the call (no padding, no
+    truncation, whether special tokens in the text are split); the one-text call
+    below does that with these very options, so the backend then encodes as
+    transformers' call would. Any other tokenizer, or a backend left padding or
+    truncating, takes transformers' call.
+    """
+    if not texts:  # transformers' call fails on an empty list
+        return [], []
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(
+        tokenizer, "is_fast", False) else None
+    if backend is not None:
+        tokenizer(texts[:1], add_special_tokens=False, return_offsets_mapping=True)
+        if backend.padding is None and backend.truncation is None:
+            encodings = backend.encode_batch(texts, add_special_tokens=False)
+            return [e.ids for e in encodings], [e.offsets for e in encodings]
+    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    return enc["input_ids"], [[tuple(o) for o in offsets] for offsets in enc["offset_mapping"]]
+
+
+def _first_scored(text: str, prefix_len: int, offsets: list[tuple]) -> int:
+    """The index of the continuation's first token (`tokens_in_span` of the continuation).
+
+    A whole text (no prefix) has no edge a token could cross, so its first token that
+    holds a visible character is the answer, found without the span check's walk over
+    every token; a prefix's edge is checked by `tokens_in_span`.
+    """
+    if prefix_len == 0:
+        for i, (start, end) in enumerate(offsets):
+            if start != end and end > 0 and first_visible_char(text, start, end) < len(text):
+                return i
+    return tokens_in_span(text, offsets, (prefix_len, len(text)))[0]
+
+
 def prepare_units(lm: LanguageModel, prefixes: list[str], continuations: list[str],
                   bos: str) -> list[CausalUnit]:
     """Tokenize each prefix+continuation once and locate the continuation's tokens."""
     texts = [p + c for p, c in zip(prefixes, continuations)]
-    enc = lm.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    all_ids, all_offsets = encode_texts(lm.tokenizer, texts)
     start_id = [bos_id(lm)] if bos == "prepend" else []
+    shift = len(start_id)
     units = []
-    for text, prefix, ids, offsets in zip(texts, prefixes, enc["input_ids"], enc["offset_mapping"]):
-        offsets = [tuple(o) for o in offsets]
-        first = tokens_in_span(text, offsets, (len(prefix), len(text)))[0]
+    for text, prefix, ids, offsets in zip(texts, prefixes, all_ids, all_offsets):
+        first = _first_scored(text, len(prefix), offsets)
         # the continuation ends the text, so every token from its first one on is
         # scored (zero-width tokens some tokenizers emit included, never skipped)
-        inside = list(range(first, len(ids)))
-        shift = len(start_id)
-        units.append(CausalUnit(text, len(prefix), start_id + list(ids),
-                                [i + shift for i in inside], [offsets[i] for i in inside]))
+        units.append(CausalUnit(text, len(prefix), start_id + ids,
+                                list(range(first + shift, len(ids) + shift)), offsets[first:]))
     return units
 
 
@@ -408,11 +448,128 @@ def forward_logprobs(lm: LanguageModel, units: list[CausalUnit], token_budget: i
     """
     if token_budget is None:
         return _forward_pass(lm, units, share_prefixes)
+    if not (share_prefixes and lm.model_type in SHARE_PREFIXES):
+        return _forward_padded_passes(lm, units, token_budget)
     out: list = [None] * len(units)
     for chunk in token_budget_chunks([len(u.ids) for u in units], token_budget):
         for i, result in zip(chunk, _forward_pass(lm, [units[i] for i in chunk], share_prefixes)):
             out[i] = result
     return out
+
+
+def _pass_layout(units: list[CausalUnit], token_budget: int):
+    """Everything the padded passes of `units` need, built on the host with numpy.
+
+    Returns (passes, host, scored_at): per pass (its number of rows, its width, its
+    number of scored positions, and where its parts lie in `host`); `host`, one int64
+    array holding every pass's padded input ids, row lengths, and the row, column and
+    token id of each scored position (sent to the device in one copy); and scored_at,
+    each unit's first scored value in the order the passes produce them. The passes
+    are `token_budget_chunks`' (length-sorted, at most `token_budget` padded tokens),
+    their rows in that order and their scored positions unit by unit, as
+    `_forward_pass` runs each chunk.
+    """
+    lengths = np.fromiter((len(u.ids) for u in units), dtype=np.int64, count=len(units))
+    ids = np.fromiter(chain.from_iterable(u.ids for u in units), dtype=np.int64,
+                      count=int(lengths.sum()))
+    starts = np.cumsum(lengths) - lengths
+    n_targets = np.fromiter((len(u.targets) for u in units), dtype=np.int64, count=len(units))
+    targets = np.fromiter(chain.from_iterable(u.targets for u in units), dtype=np.int64,
+                          count=int(n_targets.sum()))
+    owner = np.repeat(np.arange(len(units)), n_targets)
+    scored = targets > 0  # position 0 has no left context
+    owner, targets = owner[scored], targets[scored]
+    n_scored = np.bincount(owner, minlength=len(units))
+    first_scored = np.cumsum(n_scored) - n_scored  # each unit's first row in owner/targets
+    passes, parts, scored_at = [], [], np.zeros(len(units), dtype=np.int64)
+    offset = done = 0
+    for chunk in token_budget_chunks(lengths.tolist(), token_budget):
+        chunk = np.asarray(chunk, dtype=np.int64)
+        rows, width = len(chunk), int(lengths[chunk].max())
+        columns = np.arange(width)
+        inside = columns[None, :] < lengths[chunk, None]
+        padded = np.where(inside, ids[np.minimum(starts[chunk, None] + columns[None, :],
+                                                 len(ids) - 1)], 0)
+        # the chunk's scored positions, unit by unit in chunk order
+        counts = n_scored[chunk]
+        k = np.repeat(first_scored[chunk], counts) + (
+            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+        at_rows = np.repeat(np.arange(rows), counts)
+        at_cols = targets[k] - 1
+        wanted = ids[starts[owner[k]] + targets[k]]
+        scored_at[chunk] = done + np.cumsum(counts) - counts
+        pieces = [padded.reshape(-1), lengths[chunk], at_rows, at_cols, wanted]
+        where = []
+        for piece in pieces:
+            where.append((offset, offset + len(piece)))
+            offset += len(piece)
+        passes.append((rows, width, len(k), where))
+        parts.extend(pieces)
+        done += len(k)
+    host = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return passes, host, scored_at
+
+
+def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
+                           token_budget: int) -> list[dict]:
+    """`forward_logprobs` in right-padded passes of at most `token_budget` tokens (the GPU plan).
+
+    The same passes, inputs and numbers as running `_forward_pass` on each of
+    `token_budget_chunks`' chunks, but the host never waits for the device in
+    between: every pass's inputs are laid out with numpy first (`_pass_layout`)
+    and copied to the device at once (from pinned memory, without blocking, on a
+    GPU); each pass's scored log-probabilities stay on the device; one copy back
+    at the end. Each copy from ordinary memory, and each number read back (a
+    tensor's max), made the host wait for the device, so the host's work on one
+    pass could not overlap the device's on the one before (issue 41).
+    """
+    import torch
+
+    model = lm.model
+    require_fits_context(lm, [len(u.ids) for u in units], [u.text for u in units])
+    passes, host, scored_at = _pass_layout(units, token_budget)
+    total = sum(n for _, _, n, _ in passes)
+    values = np.zeros(0)
+    if total:
+        device = model.device
+        head_only = lm.model_type in HEAD_ONLY_WHERE_SCORED
+        with torch.inference_mode():
+            source = torch.from_numpy(host)
+            if device.type == "cuda":
+                source = source.pin_memory()
+            on_device = source.to(device, non_blocking=True)
+            out = torch.empty(total, dtype=torch.float32, device=device)
+            done = 0
+            for rows, width, n, where in passes:
+                if not n:
+                    continue
+                ids, lengths, at_rows, at_cols, wanted = (on_device[a:b] for a, b in where)
+                inputs = {"input_ids": ids.view(rows, width),
+                          "attention_mask": (torch.arange(width, device=device)[None, :]
+                                             < lengths[:, None]).long()}
+                # no KV cache: nothing is generated, and building one costs memory and time
+                if head_only:
+                    hidden = model.base_model(**inputs, use_cache=False).last_hidden_state
+                    logits = model.get_output_embeddings()(hidden[at_rows, at_cols])
+                else:
+                    logits = model(**inputs, use_cache=False).logits[at_rows, at_cols]
+                # float32 log-softmax over the vocabulary, as in _forward_pass
+                logprobs = torch.log_softmax(logits.float(), dim=-1)
+                out[done:done + n] = logprobs[torch.arange(n, device=device), wanted]
+                done += n
+            values = out.cpu().double().numpy()
+            del source  # the pinned input lives until the copy back has waited for it
+    scored = values.tolist()
+    results = []
+    for unit, at in zip(units, scored_at.tolist()):
+        targets = unit.targets
+        if targets and min(targets) > 0:
+            logprobs = scored[at:at + len(targets)]
+        else:  # position 0 (no left context) gets None, the rest their values in order
+            found = iter(scored[at:at + sum(1 for t in targets if t > 0)])
+            logprobs = [next(found) if t > 0 else None for t in targets]
+        results.append({"logprobs": logprobs, "offsets": [list(o) for o in unit.offsets]})
+    return results
 
 
 def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bool) -> list[dict]:
