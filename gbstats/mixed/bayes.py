@@ -26,8 +26,12 @@ bambi and ArviZ are imported inside the functions that need them, so
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import os
 import re
+import threading
 import warnings as py_warnings
 from collections.abc import Mapping
 from itertools import product
@@ -736,6 +740,75 @@ def keep_numba_sources_private() -> Path | None:
     atexit.register(shutil.rmtree, folder, True)
     _numba_sources = folder
     return folder
+
+
+# A twin's refits (`gbstats.mixed.fitting.fit_bayes_twin`) rebuild the very model the attempt
+# before them sampled: the same formula, data, family and priors; only the draws, tuning
+# steps, seed and target acceptance differ, and those are nutpie.sample's arguments, not
+# the compiled model's. PyMC compiles the model afresh on every pm.sample (numba: about
+# 12 s per attempt on a quiet 2-core machine, most of an attempt at 100 draws, and several
+# times that under load, issue 41), so within `reuse_compiled_models()` nutpie compiles a
+# model once per thread and a later fit of the same model samples that compiled model.
+# "The same model" is checked, not assumed: PyMC's own description of the model (every
+# variable with its distribution and parameters), the shapes of its free variables and
+# the bytes of its observed and constant data, and the compile options.
+_compile_memo = threading.local()
+_compile_patch_lock = threading.Lock()
+
+
+def model_signature(model) -> str:
+    """A digest of what a compiled PyMC model depends on (see `reuse_compiled_models`)."""
+    from pymc.backends.arviz import find_constants, find_observations
+
+    digest = hashlib.sha256(model.str_repr(formatting="plain").encode())
+    for name, value in sorted(model.initial_point().items()):
+        digest.update(f"{name}{np.shape(value)}".encode())
+    for found in (find_observations(model), find_constants(model)):
+        for name, value in sorted(found.items()):
+            array = np.ascontiguousarray(np.asarray(value))
+            digest.update(f"{name}{array.dtype}{array.shape}".encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _install_compile_memo() -> None:
+    import nutpie
+
+    with _compile_patch_lock:
+        original = nutpie.compile_pymc_model
+        if getattr(original, "gbstats_memo", False):
+            return
+
+        @functools.wraps(original)
+        def compile_pymc_model(model, *args, **kwargs):
+            memo = getattr(_compile_memo, "models", None)
+            if memo is None:  # outside reuse_compiled_models(), or another thread
+                return original(model, *args, **kwargs)
+            key = (model_signature(model), repr(args), repr(sorted(kwargs.items())))
+            if key not in memo:
+                memo[key] = original(model, *args, **kwargs)
+            return memo[key]
+
+        compile_pymc_model.gbstats_memo = True
+        nutpie.compile_pymc_model = compile_pymc_model
+
+
+@contextlib.contextmanager
+def reuse_compiled_models():
+    """Within the block, in this thread, a model nutpie has compiled is not compiled again:
+    a fit of the same model (`model_signature`) samples the compiled one. The numbers are
+    those of a fresh compilation (the same code, seeded by nutpie.sample's seed)."""
+    try:
+        _install_compile_memo()
+    except ImportError:  # no nutpie: PyMC's own sampler compiles as before
+        yield
+        return
+    outer = getattr(_compile_memo, "models", None)
+    _compile_memo.models = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _compile_memo.models = outer
 
 
 def require_whole_posterior(idata, draws: int, chains: int) -> None:

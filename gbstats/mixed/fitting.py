@@ -120,7 +120,7 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     announced on the "gbstats.progress" logger. With `loo`, PSIS-LOO is computed
     once, for the reported attempt (an attempt's "seconds" leave it out).
     """
-    from gbstats.mixed.bayes import fit_bayes
+    from gbstats.mixed.bayes import fit_bayes, reuse_compiled_models
 
     if family not in _BAYES_FAMILY:
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
@@ -133,39 +133,41 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
     tune = draws if tune is None else tune
     attempts = []
     started = time.perf_counter()
-    while True:
-        number = len(attempts) + 1
-        # attempts so far, this one, and the doublings the draws budget still allows (a
-        # divergence-only refit, which keeps the draws, adds one when it happens)
-        most = number + _doublings_left(draws, limit)
-        attempt_seed = None if seed is None else (seed + number - 1) % SEED_LIMIT
-        _twin_progress(twin_attempt_start(number, most, draws, tune, attempts))
-        began = time.perf_counter()
-        fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
-                        seed=attempt_seed, loo=False, contrasts=contrasts, priors=priors,
-                        prior_widen=prior_widen, target_accept=target_accept)
-        seconds = time.perf_counter() - began
-        stats = fit.fit_stats
-        attempts.append({**{k: stats[k] for k in ("n_draws", "n_tune", "target_accept",
-                                                  "rhat_max", "ess_bulk_min", "ess_tail_min",
-                                                  "divergences", "converged")},
-                         "seed": attempt_seed, "seconds": round(seconds, 2),
-                         "sampling_seconds": stats.get("sampling_seconds")})
-        elapsed = time.perf_counter() - started
-        plan = next_attempt_plan(stats, draws, tune, limit)
-        if stats["converged"]:
-            stopped = "converged"
-        elif plan is None:
-            stopped = "draws budget"
-        elif elapsed + (seconds if plan["draws"] == draws else next_attempt_seconds(
-                seconds, stats.get("sampling_seconds"))) > budget:
-            stopped = "time budget"
-        else:
-            stopped = None
-        _twin_progress(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
-        if stopped is not None:
-            break
-        draws, tune, target_accept = plan["draws"], plan["tune"], plan["target_accept"]
+    # the refits sample the model the first attempt compiled (gbstats.mixed.bayes says why)
+    with reuse_compiled_models():
+        while True:
+            number = len(attempts) + 1
+            # attempts so far, this one, and the doublings the draws budget still allows (a
+            # divergence-only refit, which keeps the draws, adds one when it happens)
+            most = number + _doublings_left(draws, limit)
+            attempt_seed = None if seed is None else (seed + number - 1) % SEED_LIMIT
+            _twin_progress(twin_attempt_start(number, most, draws, tune, attempts))
+            began = time.perf_counter()
+            fit = fit_bayes(formula, data, family=_BAYES_FAMILY[family], draws=draws, tune=tune,
+                            seed=attempt_seed, loo=False, contrasts=contrasts, priors=priors,
+                            prior_widen=prior_widen, target_accept=target_accept)
+            seconds = time.perf_counter() - began
+            stats = fit.fit_stats
+            attempts.append({**{k: stats[k] for k in ("n_draws", "n_tune", "target_accept",
+                                                      "rhat_max", "ess_bulk_min", "ess_tail_min",
+                                                      "divergences", "converged")},
+                             "seed": attempt_seed, "seconds": round(seconds, 2),
+                             "sampling_seconds": stats.get("sampling_seconds")})
+            elapsed = time.perf_counter() - started
+            plan = next_attempt_plan(stats, draws, tune, limit)
+            if stats["converged"]:
+                stopped = "converged"
+            elif plan is None:
+                stopped = "draws budget"
+            elif elapsed + (seconds if plan["draws"] == draws else next_attempt_seconds(
+                    seconds, stats.get("sampling_seconds"))) > budget:
+                stopped = "time budget"
+            else:
+                stopped = None
+            _twin_progress(twin_attempt_end(number, most, attempts[-1], stopped, elapsed, budget))
+            if stopped is not None:
+                break
+            draws, tune, target_accept = plan["draws"], plan["tune"], plan["target_accept"]
     if loo:
         # Only the reported attempt's LOO: on cognitive_bias' 3,675-trial wino twin it took
         # 11.4 s at 1,000 draws x 2 chains (and grows with the draws), and the loop spent

@@ -120,6 +120,36 @@ def test_refits_start_from_fresh_seeds_and_say_what_stopped_them(progress_record
     assert "stopped at the draws budget (40 draws per chain)" in twin_notes({"pymc": fit})[0]
 
 
+def test_a_refit_samples_the_model_compiled_once_and_gives_a_fresh_fits_numbers(monkeypatch):
+    """The refits of a twin differ from its first attempt only in nutpie.sample's arguments
+    (draws, tuning, seed, target acceptance): the model is compiled once, and the refit's
+    draws are exactly those of the same settings fitted on their own, compiled afresh."""
+    import nutpie
+
+    from gbstats.mixed.bayes import fit_bayes
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    compiled = []
+    compile_model = nutpie.compile_pymc_model
+
+    def counting(model, *args, **kwargs):
+        compiled.append(model)
+        return compile_model(model, *args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", counting)
+    data = pd.read_csv(REFERENCE / "random_intercept.csv")
+    fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7, loo=False)
+    last = fit.fit_stats["attempts"][-1]
+    assert len(fit.fit_stats["attempts"]) == 2 and len(compiled) == 1
+    alone = fit_bayes("y ~ x + (1|subject)", data, draws=last["n_draws"], tune=last["n_tune"],
+                      seed=last["seed"], target_accept=last["target_accept"], loo=False)
+    assert len(compiled) == 2  # outside a twin's refits every fit compiles its model
+    for name in fit.idata.posterior.data_vars:
+        np.testing.assert_array_equal(fit.idata.posterior[name].values,
+                                      alone.idata.posterior[name].values, err_msg=name)
+    pd.testing.assert_frame_equal(fit.coefs, alone.coefs)
+
+
 def test_the_time_budget_stops_refits():
     from gbstats.mixed.fitting import fit_bayes_twin, twin_notes
 
