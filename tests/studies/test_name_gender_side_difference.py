@@ -116,7 +116,8 @@ def test_a_share_outside_zero_one_is_named():
 
 def test_name_gender_says_not_calibrated_from_the_record():
     """The verdict follows the calibration record: an uncalibrated permutation test flags
-    every conclusion it decides, a calibrated one only the equivalence claims (TOST)."""
+    every conclusion it decides, a calibrated one only the equivalence claims (TOST) whose
+    design was not shown calibrated at the bound."""
     import pandas as pd
 
     from studies.name_gender import group_tests as G
@@ -124,7 +125,7 @@ def test_name_gender_says_not_calibrated_from_the_record():
     rows = pd.DataFrame({"test": G.PERMUTATION_TEST, "experiment": 3, "condition": "all",
                          "verdict": ["difference", "equivalent within the bound (+/-0.1)",
                                      "no evidence either way at this sensitivity"]})
-    good = {"rate": 0.05, "exact_ci95": [0.035, 0.07]}
+    good = {"rate": 0.05, "n_panels": 600, "exact_ci95": [0.035, 0.07]}
     bad = {"rate": 0.07, "exact_ci95": [0.05, 0.09]}
     calibrated = {d: {"rates": {"permutation_p_below_05": good}} for d in G.CALIBRATION_DESIGNS}
     out = G.calibration_verdicts(rows, calibrated).tolist()
@@ -134,6 +135,23 @@ def test_name_gender_says_not_calibrated_from_the_record():
     assert all(v.endswith("not calibrated for this design")
                for v in G.calibration_verdicts(rows, failing))
     assert not G.permutation_calibrated({})
-    # Exp 1 has no simulated binary design: not calibrated whatever the record says
-    exp1 = G.calibration_verdicts(rows.assign(experiment=1), calibrated).tolist()
-    assert exp1[0] == "difference; not calibrated for this design"
+    # the equivalence claim: calibrated only where the record's run at the bound shows a
+    # false "equivalent" rate at most .05 (exact interval below .08)
+    at_bound = {**calibrated, "analysed_binary" + G.AT_BOUND: {
+        "rates": {"equivalence_claimed": {"rate": 0.02, "exact_ci95": [0.004, 0.06]}}}}
+    assert G.calibration_verdicts(rows, at_bound).tolist()[1] == rows["verdict"][1]
+    liberal = {**calibrated, "analysed_binary" + G.AT_BOUND: {
+        "rates": {"equivalence_claimed": {"rate": 0.06, "exact_ci95": [0.03, 0.07]}}}}
+    assert G.calibration_verdicts(rows, liberal).tolist()[1].endswith(G.NOT_CALIBRATED)
+    # Exp 1 rows read their own shapes' runs (all conditions, first/last, full)
+    exp1 = rows.assign(experiment=1, condition=["all", "first", "full"])
+    assert G.calibration_verdicts(exp1, calibrated).tolist()[0] == "difference"
+    no_full = {d: r for d, r in calibrated.items() if d != "exp1_full_binary"}
+    assert G.calibration_verdicts(exp1, no_full).tolist() == [
+        "difference", "equivalent within the bound (+/-0.1); not calibrated for this design",
+        "no evidence either way at this sensitivity; not calibrated for this design"]
+    assert G.calibrated_design(1, "last") == "exp1_single_binary"
+    assert G.calibrated_design(3, "first") == "exp3_condition_binary"
+    assert G.calibrated_design(2, "all") is None
+    note = G.calibration_note(calibrated)
+    assert note.startswith("SIMULATED") and "Not calibrated for this design: none" in note
