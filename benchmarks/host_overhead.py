@@ -3,7 +3,8 @@
     GBSTATS_DATA=... .venv/bin/python benchmarks/host_overhead.py --tokenizer-folder .gputok/smollm2
     ... --device cuda --shape 135m --dtype bfloat16 --out /tmp/host_gpu.json   # on a GPU machine
     (without git history there: git show 212034d:models/causal.py > before/models/causal.py,
-    the same for models/cache.py, and pass --before before)
+    the same for models/cache.py (and models/batching.py, if the old scoring loop is to be
+    timed too), and pass --before before)
 
 Why: benchmarks/results/gpu_scoring.json scores the 135M SmolLM2 shape on an H200 at
 5,390 sentences/s, flat across token budgets, so the host, not the GPU, bounds it. This
@@ -12,7 +13,8 @@ study-like sentences (benchmarks/scoring.py, seed 1) with a cold cache, for two 
 versions of models/causal.py and models/cache.py in the same process, interleaved
 (before, after, before, after, ...), because the development machine is shared and its
 load moves between runs:
-- before: the two files at `--before` (git), loaded as modules of their own;
+- before: the two files at `--before` (git), loaded as modules of their own, and
+  models/batching.py's scoring loop (run_units) from there too where it is found;
 - after:  the working tree's files.
 The model defaults to a 1-layer Llama of width 32 with the SmolLM2 vocabulary (random
 weights, seed 0), so the forward pass is small and the host's share shows; `--shape 135m`
@@ -30,8 +32,9 @@ stage synchronises first):
 - tokenise and locate: models.causal.prepare_units (the tokenizer and the target offsets);
 - grouping: models.causal.sorted_groups (which texts share a beginning);
 - tree masks and gather: models.causal._hidden_packed less the model forward inside it;
-- pass bookkeeping: the rest of models.causal._forward_pass (the scored positions, the
-  padded inputs, the result lists);
+- pass bookkeeping: the rest of models.causal._forward_pass, or of
+  models.causal._forward_padded_passes where the source has it (the scored positions,
+  the padded inputs, the result lists);
 - cache writes: ScoreCache.put_many;
 - other host work: the rest (cache keys, sorting, result lists, the table).
 host = everything but the model forward and the head. Every score of "after" must equal
@@ -90,7 +93,19 @@ def versions(before: str) -> dict:
     old_cache = module_at(before, "models/cache.py", "models._cache_before")
     old_causal = module_at(before, "models/causal.py", "models._causal_before")
     old_causal.open_cache = old_cache.open_cache  # the old module writes with the old cache
+    if has_file(before, "models/batching.py"):
+        # the old scoring loop too (cache lookups, batches, the garbage collector's state
+        # during scoring), where the source has it
+        old_batching = module_at(before, "models/batching.py", "models._batching_before")
+        old_causal.run_units = old_batching.run_units
     return {"before": (old_causal, old_cache), "after": (causal, cache)}
+
+
+def has_file(rev: str, path: str) -> bool:
+    if Path(rev).is_dir():
+        return (Path(rev) / path).is_file()
+    return subprocess.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=REPO,
+                          capture_output=True).returncode == 0
 
 
 class Clock:
@@ -114,6 +129,9 @@ class Clock:
 
         @functools.wraps(fn)
         def keeping(*args, **kwargs):
+            # a function running several passes (models.causal._forward_padded_passes)
+            # frees each pass's tensors before the next: the last pass's are freed here
+            self.release()
             out = timed(*args, **kwargs)
             self.kept.append((args, out))
             return out
@@ -147,23 +165,27 @@ def patched(clock: Clock, causal, cache, lm, plan: dict):
 
     from models import batching
 
+    # _forward_padded_passes: the token-budget passes without sharing run together (the
+    # GPU plan since issue 41's host-side work); older sources have no such function
+    passes = [name for name in ("_forward_pass", "_forward_padded_passes") if hasattr(causal, name)]
     saved = [(causal, name, getattr(causal, name)) for name in
-             ("prepare_units", "sorted_groups", "_hidden_packed", "_forward_pass", "plan_batches")]
+             ("prepare_units", "sorted_groups", "_hidden_packed", "plan_batches", *passes)]
     saved += [(cache.ScoreCache, "put_many", cache.ScoreCache.put_many),
               (torch, "log_softmax", torch.log_softmax)]
     causal.prepare_units = clock.wrap("tokenise and locate", causal.prepare_units)
     causal.sorted_groups = clock.wrap("grouping", causal.sorted_groups)
     causal._hidden_packed = clock.wrap("tree masks and gather", causal._hidden_packed,
                                        less=("model forward",))
-    forward_pass = clock.wrap("pass bookkeeping", causal._forward_pass,
-                              less=tuple(STAGES[:2] + STAGES[3:5]))
+    for name in passes:
+        forward_pass = clock.wrap("pass bookkeeping", getattr(causal, name),
+                                  less=tuple(STAGES[:2] + STAGES[3:5]))
 
-    def releasing(*args, **kwargs):
-        try:
-            return forward_pass(*args, **kwargs)
-        finally:
-            clock.release()
-    causal._forward_pass = releasing
+        def releasing(*args, forward_pass=forward_pass, **kwargs):
+            try:
+                return forward_pass(*args, **kwargs)
+            finally:
+                clock.release()
+        setattr(causal, name, releasing)
     causal.plan_batches = functools.partial(batching.plan_batches,
                                             share_prefixes=plan["share_prefixes"])
     cache.ScoreCache.put_many = clock.wrap("cache writes", cache.ScoreCache.put_many)

@@ -55,6 +55,25 @@ def cache_key(namespace: Mapping, parts: Iterable) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+# The encoder of a key's text parts, made once (see VALUE_JSON); the options are cache_key's.
+KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def cache_keys(namespace: Mapping, parts_list: Iterable[Iterable]) -> list[str]:
+    """`cache_key(namespace, parts)` for each parts of `parts_list`: the same keys.
+
+    The namespace (a dozen settings and versions) is encoded once, not once per text:
+    a JSON list's text is its items' texts joined, so the payload of cache_key is that
+    head, the parts' own encoding, and "]". For 8,000 texts this took a third of the
+    time of calling cache_key on each (issue 41).
+    """
+    head = json.dumps([ENGINE_VERSION, dict(sorted(namespace.items()))], ensure_ascii=False,
+                      separators=(",", ":"))[:-1] + ","
+    encode, sha256 = KEY_JSON.encode, hashlib.sha256
+    return [sha256(f"{head}{encode(list(parts))}]".encode("utf-8")).hexdigest()
+            for parts in parts_list]
+
+
 def value_digest(key: str, value_json: str) -> str:
     """Checksum of one row: the key is included, so a value moved to another key fails too."""
     return hashlib.sha256(f"{key}\0{value_json}".encode("utf-8")).hexdigest()[:32]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import plan_batches, run_units, token_budget_chunks
-from models.cache import cache_key, open_cache
+from models.cache import cache_keys, open_cache
 from models.engine import BatchScorer
 from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.registry import DEFAULT_MODEL
@@ -549,14 +549,16 @@ def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
                                              < lengths[:, None]).long()}
                 # no KV cache: nothing is generated, and building one costs memory and time
                 if head_only:
-                    hidden = model.base_model(**inputs, use_cache=False).last_hidden_state
-                    logits = model.get_output_embeddings()(hidden[at_rows, at_cols])
+                    logits = model.get_output_embeddings()(model.base_model(
+                        **inputs, use_cache=False).last_hidden_state[at_rows, at_cols])
                 else:
                     logits = model(**inputs, use_cache=False).logits[at_rows, at_cols]
                 # float32 log-softmax over the vocabulary, as in _forward_pass
                 logprobs = torch.log_softmax(logits.float(), dim=-1)
                 out[done:done + n] = logprobs[torch.arange(n, device=device), wanted]
                 done += n
+                # vocabulary-sized: freed before the next pass, not held through it
+                del logits, logprobs
             values = out.cpu().double().numpy()
             del source  # the pinned input lives until the copy back has waited for it
     scored = values.tolist()
@@ -633,7 +635,7 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
     _check_bos(bos)
     plan = plan_batches(lm.device_type, batch_size=batch_size, token_budget=token_budget)
     namespace = lm.cache_namespace("causal_token_logprobs", bos=bos)
-    keys = [cache_key(namespace, [p, c]) for p, c in zip(prefixes, continuations)]
+    keys = cache_keys(namespace, zip(prefixes, continuations))
     share = plan.share_prefixes and lm.model_type in SHARE_PREFIXES
 
     def sort_keys(units):

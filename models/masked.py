@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import plan_batches, run_units, token_budget_chunks
-from models.cache import cache_key, open_cache
+from models.cache import cache_keys, open_cache
 from models.engine import BatchScorer
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer, require_fits_context
@@ -213,9 +214,13 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int,
                    token_budget: int | None = None) -> list[dict]:
     """log P(token at t | sentence with t (and its mask set) masked), for every target of every unit.
 
-    The masked copies are built on the model's device: the units are padded
-    once into one tensor, each pass gathers its rows from it and writes the
-    mask token at the masked positions with one indexed assignment.
+    Every pass's masked copies are laid out on the host with numpy first (their
+    token ids with the mask token written in, row lengths, the masked position and
+    its true token), sent to the device in one copy (from pinned memory, without
+    blocking, on a GPU), and the scored log-probabilities stay on the device until
+    one copy back at the end: the host never waits for the device between passes
+    (issue 41; each tensor made from a Python list, and each pass's copy back, made
+    it wait).
     token_budget: padded tokens per pass (GPU); None: `max_rows` rows per pass.
     """
     import torch
@@ -223,36 +228,66 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int,
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id or 0
     rows, unit_rows = _masked_rows(units)
-    values = np.empty(len(rows))
     model = lm.model
     head = _head(lm)
     device = model.device
-    with torch.inference_mode():
-        lengths = torch.tensor([len(u.ids) for u in units], device=device)
-        flat = torch.tensor([t for u in units for t in u.ids], dtype=torch.long, device=device)
-        attention_all = torch.arange(int(lengths.max()), device=device)[None, :] < lengths[:, None]
-        ids_all = torch.full(attention_all.shape, pad_id, dtype=torch.long, device=device)
-        ids_all[attention_all] = flat
-        for chunk in _row_chunks([len(units[row[0]].ids) for row in rows], max_rows, token_budget):
-            width = max(len(units[rows[r][0]].ids) for r in chunk)
-            source = torch.tensor([rows[r][0] for r in chunk], device=device)
-            pos = torch.tensor([rows[r][1] for r in chunk], device=device)
-            at = torch.arange(len(chunk), device=device)
-            input_ids = ids_all[source, :width]  # advanced indexing: a copy
-            attention = attention_all[source, :width].long()
-            gold = input_ids[at, pos]
-            mask_rows = torch.tensor([k for k, r in enumerate(chunk) for _ in rows[r][2]],
-                                     device=device)
-            mask_cols = torch.tensor([j for r in chunk for j in rows[r][2]], device=device)
-            input_ids[mask_rows, mask_cols] = mask_id
-            if head is not None:
-                logits = head(_final_hidden_at(model, input_ids, attention, at, pos))
-            else:
-                logits = model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
-            # float32 log-softmax at the masked positions only (see models.causal)
-            logprobs = torch.log_softmax(logits.float(), dim=-1)
-            values[chunk] = logprobs[at, gold].cpu().double().numpy()
-    return [{"logprobs": [float(values[r]) for r in mine], "offsets": [list(o) for o in unit.offsets]}
+    lengths = np.fromiter((len(u.ids) for u in units), dtype=np.int64, count=len(units))
+    ids = np.fromiter(chain.from_iterable(u.ids for u in units), dtype=np.int64,
+                      count=int(lengths.sum()))
+    starts = np.cumsum(lengths) - lengths
+    source_of = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    position_of = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+    passes, parts, offset = [], [], 0
+    for chunk in _row_chunks(lengths[source_of].tolist(), max_rows, token_budget):
+        chunk = np.asarray(chunk, dtype=np.int64)
+        source = source_of[chunk]
+        width = int(lengths[source].max())
+        columns = np.arange(width)
+        inside = columns[None, :] < lengths[source, None]
+        input_ids = np.where(inside, ids[np.minimum(starts[source, None] + columns[None, :],
+                                                    len(ids) - 1)], pad_id)
+        pos = position_of[chunk]
+        gold = input_ids[np.arange(len(chunk)), pos]
+        mask_rows = np.fromiter((k for k, r in enumerate(chunk.tolist()) for _ in rows[r][2]),
+                                dtype=np.int64)
+        mask_cols = np.fromiter((j for r in chunk.tolist() for j in rows[r][2]), dtype=np.int64)
+        input_ids[mask_rows, mask_cols] = mask_id
+        pieces = [input_ids.reshape(-1), lengths[source], pos, gold]
+        where = []
+        for piece in pieces:
+            where.append((offset, offset + len(piece)))
+            offset += len(piece)
+        passes.append((chunk, width, where))
+        parts.extend(pieces)
+    values = np.empty(len(rows))
+    if passes:
+        with torch.inference_mode():
+            host = torch.from_numpy(np.concatenate(parts))
+            if device.type == "cuda":
+                host = host.pin_memory()
+            on_device = host.to(device, non_blocking=True)
+            out = torch.empty(len(rows), dtype=torch.float32, device=device)
+            done = 0
+            for chunk, width, where in passes:
+                input_ids, row_lengths, pos, gold = (on_device[a:b] for a, b in where)
+                input_ids = input_ids.view(len(chunk), width)
+                attention = (torch.arange(width, device=device)[None, :]
+                             < row_lengths[:, None]).long()
+                at = torch.arange(len(chunk), device=device)
+                if head is not None:
+                    logits = head(_final_hidden_at(model, input_ids, attention, at, pos))
+                else:
+                    logits = model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
+                # float32 log-softmax at the masked positions only (see models.causal)
+                logprobs = torch.log_softmax(logits.float(), dim=-1)
+                out[done:done + len(chunk)] = logprobs[at, gold]
+                done += len(chunk)
+                del logits, logprobs  # vocabulary-sized: freed before the next pass
+            # rows in pass order -> rows in their own order
+            values[np.concatenate([chunk for chunk, _, _ in passes])] = (
+                out.cpu().double().numpy())
+    values = values.tolist()
+    return [{"logprobs": [values[r] for r in mine], "offsets": [list(o) for o in unit.offsets]}
             for unit, mine in zip(units, unit_rows)]
 
 
@@ -270,7 +305,7 @@ def masked_logprobs(lm: LanguageModel, texts: list[str], spans: list, *, variant
                         cpu_commit_size=MASKED_COMMIT_SIZE)
     units = prepare_masked(lm, texts, spans, variant, reject_unknown=reject_unknown)
     namespace = lm.cache_namespace("masked_token_logprobs", variant=variant)
-    keys = [cache_key(namespace, [t, list(s) if s else None]) for t, s in zip(texts, spans)]
+    keys = cache_keys(namespace, ([t, list(s) if s else None] for t, s in zip(texts, spans)))
     scorer = BatchScorer(lm, forward_masked, {"max_rows": max_rows,
                                               "token_budget": plan.token_budget})
     results, stats = run_units(units, keys=keys, sort_keys=[len(u.ids) for u in units],

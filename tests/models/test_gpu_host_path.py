@@ -123,3 +123,137 @@ def test_the_gpu_plan_takes_the_padded_passes(tiny_gpt2, monkeypatch):
     causal.forward_logprobs(tiny_gpt2, units, token_budget=40, share_prefixes=True)
     causal.forward_logprobs(tiny_gpt2, units, token_budget=None, share_prefixes=False)
     assert len(calls) == 1
+
+
+def test_cache_keys_are_cache_keys():
+    from models.cache import cache_key, cache_keys
+
+    namespace = {"scorer": "causal_token_logprobs", "model": "smollm2-135m", "bos": "prepend",
+                 "dtype": "float32", "note": "naïve \u2013 ünïcode"}
+    parts = [["", "My sister said they would come."], ["A prefix", " they"],
+             ["", "Naïve café \U0001F642 \"quoted\" \\ back"], ["text", None], ["text", [3, 9]],
+             ("a", "tuple")]
+    assert cache_keys(namespace, parts) == [cache_key(namespace, p) for p in parts]
+    assert cache_keys(namespace, iter(parts)) == [cache_key(namespace, p) for p in parts]
+    assert cache_keys({}, []) == []
+
+
+@pytest.mark.parametrize("values, found", [
+    ([-1.5, None, -0.25, 0.0], None), ([], None), ([None], None), ([1e308, 1e308], None),
+    ([-1.0, float("nan"), -2.0], 1), ([-1.0, -float("inf")], 1), ([float("inf"), None], 0),
+    ([-1.0, "-2.0"], 1), ([-1.0, [2.0]], 1), ([-1.0, {"a": 1}], 1), ([True, -1.0], None)])
+def test_the_quick_finite_check_finds_what_the_walk_finds(values, found):
+    from models.batching import nonfinite_at
+
+    assert nonfinite_at({"logprobs": values}) == found
+
+
+def test_scoring_freezes_the_older_objects_and_puts_them_back(tiny_gpt2):
+    import gc
+
+    from models.batching import older_objects_frozen
+    from models.causal import score_sentences
+
+    assert gc.get_freeze_count() == 0
+    seen = []
+    real = causal._forward_pass
+
+    def looking(*args):
+        seen.append(gc.get_freeze_count())
+        return real(*args)
+
+    causal._forward_pass, before = looking, causal._forward_pass
+    try:
+        score_sentences(SENTENCES, lm=tiny_gpt2, use_cache=False)
+    finally:
+        causal._forward_pass = before
+    assert seen and all(count > 0 for count in seen)  # frozen while the passes ran
+    assert gc.get_freeze_count() == 0  # and put back after
+    with pytest.raises(KeyError):
+        with older_objects_frozen():
+            raise KeyError("inside")
+    assert gc.get_freeze_count() == 0  # put back after an error too
+    # an outer freeze (the application's) is left as it is
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with older_objects_frozen():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_cycle_made_while_frozen_is_still_collected():
+    import gc
+    import weakref
+
+    from models.batching import older_objects_frozen
+
+    class Node:
+        pass
+
+    with older_objects_frozen():
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+        alive = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert alive() is None
+
+
+def masked_per_pass(lm, units, max_rows, token_budget):
+    """The masked copies as forward_masked built them before issue 41: on the device, pass
+    by pass, each pass's scores copied back at once (kept here as the reference)."""
+    import numpy as np
+    import torch
+
+    from models import masked
+
+    mask_id, pad_id = lm.tokenizer.mask_token_id, lm.tokenizer.pad_token_id or 0
+    rows, unit_rows = masked._masked_rows(units)
+    values = np.empty(len(rows))
+    head = masked._head(lm)
+    with torch.inference_mode():
+        lengths = torch.tensor([len(u.ids) for u in units])
+        flat = torch.tensor([t for u in units for t in u.ids], dtype=torch.long)
+        attention_all = torch.arange(int(lengths.max()))[None, :] < lengths[:, None]
+        ids_all = torch.full(attention_all.shape, pad_id, dtype=torch.long)
+        ids_all[attention_all] = flat
+        for chunk in masked._row_chunks([len(units[row[0]].ids) for row in rows], max_rows,
+                                        token_budget):
+            width = max(len(units[rows[r][0]].ids) for r in chunk)
+            source = torch.tensor([rows[r][0] for r in chunk])
+            pos = torch.tensor([rows[r][1] for r in chunk])
+            at = torch.arange(len(chunk))
+            input_ids = ids_all[source, :width]
+            attention = attention_all[source, :width].long()
+            gold = input_ids[at, pos]
+            input_ids[torch.tensor([k for k, r in enumerate(chunk) for _ in rows[r][2]],
+                                   dtype=torch.long),
+                      torch.tensor([j for r in chunk for j in rows[r][2]], dtype=torch.long)] = mask_id
+            if head is not None:
+                logits = head(masked._final_hidden_at(lm.model, input_ids, attention, at, pos))
+            else:
+                logits = lm.model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
+            values[chunk] = torch.log_softmax(logits.float(), dim=-1)[at, gold].double().numpy()
+    return [{"logprobs": [float(values[r]) for r in mine], "offsets": [list(o) for o in u.offsets]}
+            for u, mine in zip(units, unit_rows)]
+
+
+@pytest.mark.parametrize("variant", ["pll_original", "pll_word_l2r"])
+@pytest.mark.parametrize("max_rows, budget", [(7, None), (256, None), (256, 16), (256, 200)])
+@pytest.mark.parametrize("whole_model", [False, True])
+def test_masked_passes_give_the_per_pass_scores_bit_for_bit(tiny_bert, monkeypatch, variant,
+                                                            max_rows, budget, whole_model):
+    from models import masked
+
+    if whole_model:  # an architecture whose head cannot run at the masked positions only
+        monkeypatch.setattr(masked, "HEAD_ONLY_AT_MASK", set())
+    texts = SENTENCES + ["x", "The chairperson opened the meeting at nine."]  # a repeat shares rows
+    units = masked.prepare_masked(tiny_bert, texts, [None] * len(texts), variant)
+    spans = [(3, 9), (10, 14)]  # "sister", "said" in SENTENCES[0]: the same sentence twice
+    units += masked.prepare_masked(tiny_bert, [SENTENCES[0]] * 2, spans, variant)
+    expected = masked_per_pass(tiny_bert, units, max_rows, budget)
+    assert masked.forward_masked(tiny_bert, units, max_rows, budget) == expected
+    assert masked.forward_masked(tiny_bert, [], max_rows, budget) == []
