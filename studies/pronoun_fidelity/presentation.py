@@ -16,7 +16,10 @@ LABELS = {"model": "Model", "n_distractors": "Distractors", "grouping": "Groupin
           "same_choice_share": "Same choice", "n_errors": "Errors",
           "share_distraction": "Distraction", "share_bias": "Bias", "share_other": "Other",
           "n_he": "He", "n_she": "She", "n_they": "They", "n_xe": "Xe",
-          "monotone_decline": "Monotone decline", "p_holm": "p (Holm)"}
+          "monotone_decline": "Monotone decline", "p_holm": "p (Holm)",
+          "n_sampled": "Sampled", "n_full": "Full design",
+          "n_distinct_sampled": "Distinct sampled", "n_distinct_full": "Distinct, full design",
+          "interval_factor": "Interval factor"}
 VALUES = {"grouping": GROUPINGS, "backend": ENGINES}
 # the GLMM's variables and groups in words
 VARIABLES = {"pronoun_set": "Pronoun set", "distractors": "Distractors", "case": "Case",

@@ -11,7 +11,7 @@ import argparse
 from studies.pipeline import Study
 from studies.pronoun_fidelity import steps
 from studies.pronoun_fidelity.instances import MAX_DISTRACTORS
-from studies.pronoun_fidelity.steps import DEFAULT_PER_SEED
+from studies.pronoun_fidelity.steps import DEFAULT_BLOCKS, DEFAULT_PER_SEED, FULL_PER_SEED
 
 
 def parse_distractors(text: str) -> list[int]:
@@ -37,11 +37,17 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--distractors", type=parse_distractors, default=list(range(6)),
                    metavar="RANGE", help="numbers of distractors to evaluate, e.g. 0-5 "
                                          "(default) or 0,5")
-    p.add_argument("--per-seed", type=int, default=DEFAULT_PER_SEED, metavar="N",
-                   help="instances per seed and number of distractors (default: %(default)s, "
-                        "every occupation x case x pronoun set x distractor pronoun once); "
-                        "smaller N stays balanced over case x pronoun set x distractor pronoun "
-                        "in blocks of 36")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--per-seed", type=int, default=None, metavar="N",
+                      help=f"instances per seed and number of distractors (default: "
+                           f"{DEFAULT_PER_SEED}, a stratified sample of the full design's "
+                           f"{FULL_PER_SEED}: its first {DEFAULT_BLOCKS} of {FULL_PER_SEED // 36} "
+                           f"blocks of 36); any N stays balanced over case x pronoun set x "
+                           f"distractor pronoun in blocks of 36")
+    size.add_argument("--full-design", action="store_true",
+                      help=f"score the full design: {FULL_PER_SEED} instances per seed and "
+                           f"number of distractors, every occupation x case x pronoun set x "
+                           f"distractor pronoun once (about an hour on a 2-core CPU)")
     p.add_argument("--occupations", type=int, default=None, metavar="N",
                    help="quick runs only: use the first N occupations of the task file "
                         "(the report says so)")

@@ -148,6 +148,94 @@ def test_per_seed_out_of_range_is_a_clean_error(ruff):
         sample_instances(task, context, 1, 2161, seed=0)
 
 
+# --- the default's stratified sample (issue 41, item 4) -----------------------------------
+
+def test_default_sample_keeps_the_same_balanced_cells_in_every_seed(ruff):
+    """Every seed holds the same 5 x 36 cells, balanced over case x pronoun set x distractor
+    pronoun (5 each, 36 per block), each seed's instances are its own full-design
+    instances in those cells, and the same seeds give the same sample."""
+    from studies.pronoun_fidelity.instances import sample_same_cells
+
+    task, context = ruff
+    seeds = [[2023, 2, k] for k in range(3)]
+    samples = sample_same_cells(task, context, 2, 180, seeds)
+    cells = [[(i.occupation, i.case, i.pronoun_set, i.distractor_set) for i in s]
+             for s in samples]
+    assert cells[0] == cells[1] == cells[2] and len(set(cells[0])) == 180
+    groups = Counter((case, p, d) for _, case, p, d in cells[0])
+    assert len(groups) == 36 and set(groups.values()) == {5}
+    for block in range(5):      # no occupation twice within a block of 36
+        assert len({c[0] for c in cells[0][36 * block:36 * (block + 1)]}) == 36
+    for sample, seed in zip(samples, seeds):   # nested in the seed's full design
+        assert set(sample) <= set(sample_instances(task, context, 2, 2160, seed))
+    assert samples[0] != samples[1]             # the seeds' draws within the cells differ
+    assert samples == sample_same_cells(task, context, 2, 180, seeds)
+    other = sample_same_cells(task, context, 2, 180, [[7, 2, k] for k in range(3)])
+    assert other != samples
+
+
+def test_default_sample_without_distractors_keeps_the_replicates_of_a_cell(ruff):
+    from studies.pronoun_fidelity.instances import sample_same_cells
+
+    task, context = ruff
+    samples = sample_same_cells(task, context, 0, 72, [[1, 0, k] for k in range(3)])
+    per_seed = [Counter((i.occupation, i.case, i.pronoun_set) for i in s) for s in samples]
+    assert per_seed[0] == per_seed[1] == per_seed[2] and sum(per_seed[0].values()) == 72
+    for sample in samples:      # a cell's replicates keep their different introductions
+        assert len({i.instance_id for i in sample}) == 72
+
+
+def test_full_design_is_one_flag_away_and_gives_the_old_design(ruff):
+    import argparse
+
+    from studies.pronoun_fidelity.run import add_flags
+    from studies.pronoun_fidelity.steps import (DEFAULT_PER_SEED, FULL_PER_SEED, draw_samples,
+                                                resolve_per_seed, restrict_occupations)
+
+    task, context = ruff
+    p = argparse.ArgumentParser()
+    add_flags(p)
+    assert resolve_per_seed(p.parse_args([]), task) == DEFAULT_PER_SEED < FULL_PER_SEED == 2160
+    assert DEFAULT_PER_SEED % 36 == 0
+    assert resolve_per_seed(p.parse_args(["--full-design"]), task) == 2160
+    assert resolve_per_seed(p.parse_args(["--per-seed", "72"]), task) == 72
+    # a run on a few occupations samples at most their full design
+    assert resolve_per_seed(p.parse_args([]), restrict_occupations(task, 3)) == 108
+    with pytest.raises(SystemExit):
+        p.parse_args(["--full-design", "--per-seed", "72"])
+    # at the full size the same-cells sampler is the old design: every seed its own 2,160
+    old = draw_samples(task, context, [1], 2160, 5)
+    new = draw_samples(task, context, [1], 2160, 5, same_cells=True)
+    for k in range(3):
+        assert (set(old.loc[old["seed"] == k, "instance"])
+                == set(new.loc[new["seed"] == k, "instance"]))
+
+
+def test_the_report_states_the_sample_against_the_full_design(ruff):
+    from studies.pronoun_fidelity.steps import (DEFAULT_BLOCKS, DEFAULT_PER_SEED, design_ids,
+                                                sample_sentence, sampling_table)
+
+    task, context = ruff
+    sampled = design_ids(task, context, [0, 5], DEFAULT_PER_SEED, 2023, same_cells=True)
+    full = design_ids(task, context, [0, 5], 2160, 2023)
+    table = sampling_table(sampled, full)
+    assert len(table) == 8          # 2 numbers of distractors x 4 pronoun sets
+    # every stratum keeps the same share: 3 seeds x DEFAULT_BLOCKS x 9 of 3 x 60 x 9
+    assert set(table["n_sampled"]) == {3 * DEFAULT_BLOCKS * 9}
+    assert set(table["n_full"]) == {3 * 60 * 9}
+    assert np.allclose(table["interval_factor"],
+                       np.sqrt(table["n_distinct_full"] / table["n_distinct_sampled"]))
+    # 5 distractors: a cell holds 960 instances, so the 3 seeds rarely draw one twice and
+    # the factor is close to sqrt(60 / blocks)
+    five = table[table["n_distractors"] == 5]
+    assert (five["n_distinct_sampled"] >= 0.99 * five["n_sampled"]).all()
+    assert np.allclose(five["interval_factor"], np.sqrt(60 / DEFAULT_BLOCKS), atol=0.01)
+    text = sample_sentence(DEFAULT_PER_SEED, 2160, table)
+    assert "stratified sample" in text and f"first {DEFAULT_BLOCKS} of its 60 blocks" in text
+    assert "--full-design" in text and "measured" in text.lower()
+    assert "full design" in sample_sentence(2160, 2160, table)
+
+
 def test_parse_distractors():
     assert parse_distractors("0-5") == [0, 1, 2, 3, 4, 5]
     assert parse_distractors("5,0") == [0, 5]

@@ -45,6 +45,12 @@ carry Holm p and a verdict (not measuring memory, at floor, differs). model_vs_p
 contrasts and pronoun_mass change because the model's numbers do; memory_probe,
 position_bias and memory_calibration are new; the human tables are as before.
 
+pronoun_fidelity was remade for issue 41 (item 4): a sample smaller than the full design
+keeps the same cells (occupation x case x pronoun set x distractor pronoun) in every seed,
+each seed's own full-design instance in each (the default run's stratified sample), where
+each seed took its own first cells before; the run's tables change because its instances
+do, and table sampling (the sample against the full design per stratum) is new.
+
 Rerun:  GBSTATS_DATA=/work/shared/data python tests/reference/study_baselines/make_baselines.py
 The regression test tests/studies/test_study_baselines.py runs the same
 commands and compares the tables.
