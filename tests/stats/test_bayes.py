@@ -429,12 +429,28 @@ def test_default_priors_recover_a_large_log_odds_effect():
     assert "converged (R-hat max" in note and "NOT" not in note
 
 
-def test_an_unconverged_twin_is_refitted_then_marked_not_converged():
-    from gbstats.mixed.fitting import fit_bayes_twin, twin_notes, twin_record
+@pytest.fixture(scope="module")
+def refitted_twin():
+    """One twin that cannot converge in 2 x 20 draws, so it is refitted once with 40, with
+    LOO on and a spy around the real loo_stats counting its calls: (fit, calls). Both tests
+    below read this one fit (each attempt compiles and samples a model: about 5 s)."""
+    import gbstats.mixed.bayes as bayes
+    from gbstats.mixed.fitting import fit_bayes_twin
 
-    data = surprisal_data()[0]
-    fit = fit_bayes_twin("surprisal ~ close + gendered + (1|frame)", data, draws=20,
-                         max_draws=40, seed=2, loo=False)
+    calls = []
+    real = bayes.loo_stats
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bayes, "loo_stats", lambda fit: calls.append(fit) or real(fit))
+        data = surprisal_data()[0]
+        fit = fit_bayes_twin("surprisal ~ close + gendered + (1|frame)", data, draws=20,
+                             max_draws=40, seed=2, loo=True)
+    return fit, calls
+
+
+def test_an_unconverged_twin_is_refitted_then_marked_not_converged(refitted_twin):
+    from gbstats.mixed.fitting import twin_notes, twin_record
+
+    fit, _ = refitted_twin
     # 2 x 20 draws cannot give an ESS of 400: one retry with twice the draws, then it stops
     assert [a["n_draws"] for a in fit.fit_stats["attempts"]] == [20, 40]
     assert fit.fit_stats["n_draws"] == 40 and fit.fit_stats["converged"] is False
@@ -446,21 +462,13 @@ def test_an_unconverged_twin_is_refitted_then_marked_not_converged():
     assert any("refitted 1 time" in w for w in fit.warnings)
 
 
-def test_a_refitted_twin_computes_loo_once_for_the_reported_attempt(monkeypatch):
+def test_a_refitted_twin_computes_loo_once_for_the_reported_attempt(refitted_twin):
     """LOO of an attempt that is refitted is thrown away, so only the reported attempt's
     is computed (a spy around the real loo_stats counts the calls); its figures are those
     of ArviZ on the reported posterior."""
     import arviz as az
 
-    import gbstats.mixed.bayes as bayes
-    from gbstats.mixed.fitting import fit_bayes_twin
-
-    calls = []
-    real = bayes.loo_stats
-    monkeypatch.setattr(bayes, "loo_stats", lambda fit: calls.append(fit) or real(fit))
-    data = surprisal_data()[0]
-    fit = fit_bayes_twin("surprisal ~ close + gendered + (1|frame)", data, draws=20,
-                         max_draws=40, seed=2, loo=True)
+    fit, calls = refitted_twin
     assert [a["n_draws"] for a in fit.fit_stats["attempts"]] == [20, 40]
     assert len(calls) == 1 and calls[0] is fit
     with warnings.catch_warnings():
