@@ -253,17 +253,20 @@ def sample_sentence(per_seed: int, full_per_seed: int, sampling: pd.DataFrame) -
     if per_seed == full_per_seed:
         return (f" This is the full design: every occupation x case x pronoun set x distractor "
                 f"pronoun once per seed ({full_per_seed} instances).")
-    factor = sampling["interval_factor"]
+    def span(column, fmt="{:.0f}"):
+        lo, hi = fmt.format(sampling[column].min()), fmt.format(sampling[column].max())
+        return lo if lo == hi else f"{lo} to {hi}"
+
     text = (f" This is a stratified sample of the full design's {full_per_seed} instances per "
             f"seed and number of distractors: the first {per_seed / BLOCK_SIZE:g} of its "
             f"{full_per_seed // BLOCK_SIZE} blocks of {BLOCK_SIZE}, each block holding every "
-            "case x pronoun set x distractor pronoun once, so every stratum keeps the same "
-            f"share ({len(sampling)} strata of number of distractors x pronoun set: "
-            f"{int(sampling['n_sampled'].min())} to {int(sampling['n_sampled'].max())} of "
-            f"{int(sampling['n_full'].min())} to {int(sampling['n_full'].max())} instances over "
-            "the seeds; table Sampling). Fewer instances widen the intervals by the square root "
-            f"of the full design's distinct instances over the sample's: {factor.min():.3f} to "
-            f"{factor.max():.3f} here.")
+            "case x pronoun set x distractor pronoun once, with the same cells (occupation x "
+            "case x pronoun set x distractor pronoun) in every seed, so every stratum keeps the "
+            f"same share ({len(sampling)} strata of number of distractors x pronoun set: "
+            f"{span('n_sampled')} of {span('n_full')} instances over the seeds; table "
+            "Sampling). Fewer instances widen the intervals by about the square root of the "
+            "full design's distinct instances over the sample's: "
+            f"{span('interval_factor', '{:.3f}')} here.")
     if per_seed == DEFAULT_PER_SEED and full_per_seed == FULL_PER_SEED:
         text += " " + MEASURED_WIDENING
     return text + (" The full design is scored with `--full-design`; the seed makes the "
