@@ -42,8 +42,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                       help=f"instances per seed and number of distractors (default: "
                            f"{DEFAULT_PER_SEED}, a stratified sample of the full design's "
                            f"{FULL_PER_SEED}: its first {DEFAULT_BLOCKS} of {FULL_PER_SEED // 36} "
-                           f"blocks of 36); any N stays balanced over case x pronoun set x "
-                           f"distractor pronoun in blocks of 36")
+                           f"blocks of 36, the same cells in every seed); any N stays balanced "
+                           f"over case x pronoun set x distractor pronoun in blocks of 36")
     size.add_argument("--full-design", action="store_true",
                       help=f"score the full design: {FULL_PER_SEED} instances per seed and "
                            f"number of distractors, every occupation x case x pronoun set x "
