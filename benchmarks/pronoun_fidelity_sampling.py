@@ -283,9 +283,13 @@ def cmd_measure(args) -> int:
             print(b, label, json.dumps(summary), flush=True)
     record = {
         "what": "width of the study's headline 95% intervals on a stratified sample of the "
-                "full design (the first B of 60 balanced blocks per seed and number of "
-                "distractors, and B blocks chosen at random) over their width on the full "
-                "design; the full design's choices scored once (see `scoring`)",
+                "full design over their width on the full design, at B of 60 balanced blocks "
+                "of 36: the default's sampler (the same cells in every seed, those of seed "
+                "1's first B blocks), two replicates with the cells of seed 2's and seed 3's "
+                "first B blocks, and each seed's own first B blocks (the older sampler); "
+                "intervals: the distractor effects of the logistic regression with the "
+                "GLMM's fixed terms ('logit') and Welch's intervals ('welch'); the full "
+                "design's choices scored once (see `scoring`)",
         "model": args.model, "seed": args.seed, "n_sampled_full": len(results),
         "n_distinct_full": int(results["instance"].nunique()),
         "accuracy_full": float(results["correct"].mean()),
