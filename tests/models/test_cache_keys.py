@@ -33,6 +33,8 @@ def _score(folder, cache, texts=TEXTS):
 
 # --- local folders ---------------------------------------------------------------------
 
+# a folder's content digest, not read by transformers: pinned stack only (see the Makefile)
+@pytest.mark.stack_independent
 def test_a_retrained_folder_is_rescored_and_records_its_new_content(tmp_path, tiny_bert_dir):
     """Retraining with the same architecture leaves the safetensors header and the file size
     as they were (so neither can key the cache); the content digest changes."""

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = ["My sister said they would come tomorrow.", "The dentists said they were busy."]
 
@@ -40,6 +42,8 @@ def _child(cache_dir, folder, texts, device="cpu") -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# the cached path imports neither torch nor transformers: pinned stack only (see the Makefile)
+@pytest.mark.stack_independent
 def test_a_cached_run_with_a_local_model_loads_nothing(tiny_gpt2_dir, tmp_path):
     from models.loading import clear_loaded_models, load_scorer
 
