@@ -43,6 +43,11 @@ HEAD_ONLY_WHERE_SCORED = {"llama", "mistral", "qwen2", "gpt2", "gpt_neox"}
 # (SmolLM2 is llama; tiny random models for the rest). Their texts are sorted
 # by token ids, not length, so that sharers meet in a batch.
 SHARE_PREFIXES = {"llama", "gpt2", "mistral", "qwen2", "gpt_neox"}
+# Architectures whose positions do not come from the attention mask and whose
+# forward reads nothing else from it, so a right-padded pass needs only the causal
+# mask (`_forward_padded_passes`). Not gpt2: its forward reads the input ids back to
+# warn about padding when no mask is given.
+CAUSAL_MASK_SUFFICES = {"llama", "mistral", "qwen2", "gpt_neox"}
 MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
 PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
 # The row width at which a packed row's attention (quadratic in the width) costs as much as
@@ -510,8 +515,8 @@ def _pass_layout(units: list[CausalUnit], token_budget: int):
     return passes, host, scored_at
 
 
-def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
-                           token_budget: int) -> list[dict]:
+def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit], token_budget: int,
+                           causal_only: bool | None = None) -> list[dict]:
     """`forward_logprobs` in right-padded passes of at most `token_budget` tokens (the GPU plan).
 
     The same passes, inputs and numbers as running `_forward_pass` on each of
@@ -522,6 +527,13 @@ def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
     at the end. Each copy from ordinary memory, and each number read back (a
     tensor's max), made the host wait for the device, so the host's work on one
     pass could not overlap the device's on the one before (issue 41).
+
+    causal_only (None: on a GPU, for the architectures in CAUSAL_MASK_SUFFICES):
+    run the passes without the padding mask. The rows are padded on the right, so
+    under the causal mask a real token never sees the padding after it and its
+    numbers are those of the padded pass; without a padding mask transformers
+    neither reads the mask back to check it (a wait for the device per pass) nor
+    builds a 4D mask, and the fused causal attention kernels can run.
     """
     import torch
 
@@ -533,6 +545,8 @@ def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
     if total:
         device = model.device
         head_only = lm.model_type in HEAD_ONLY_WHERE_SCORED
+        if causal_only is None:
+            causal_only = device.type == "cuda" and lm.model_type in CAUSAL_MASK_SUFFICES
         with torch.inference_mode():
             source = torch.from_numpy(host)
             if device.type == "cuda":
@@ -544,9 +558,10 @@ def _forward_padded_passes(lm: LanguageModel, units: list[CausalUnit],
                 if not n:
                     continue
                 ids, lengths, at_rows, at_cols, wanted = (on_device[a:b] for a, b in where)
-                inputs = {"input_ids": ids.view(rows, width),
-                          "attention_mask": (torch.arange(width, device=device)[None, :]
-                                             < lengths[:, None]).long()}
+                inputs = {"input_ids": ids.view(rows, width)}
+                if not causal_only:
+                    inputs["attention_mask"] = (torch.arange(width, device=device)[None, :]
+                                                < lengths[:, None]).long()
                 # no KV cache: nothing is generated, and building one costs memory and time
                 if head_only:
                     logits = model.get_output_embeddings()(model.base_model(

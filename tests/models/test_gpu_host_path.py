@@ -257,3 +257,32 @@ def test_masked_passes_give_the_per_pass_scores_bit_for_bit(tiny_bert, monkeypat
     expected = masked_per_pass(tiny_bert, units, max_rows, budget)
     assert masked.forward_masked(tiny_bert, units, max_rows, budget) == expected
     assert masked.forward_masked(tiny_bert, [], max_rows, budget) == []
+
+
+@pytest.mark.parametrize("arch", ["llama", "mistral", "qwen2", "gpt_neox"])
+def test_right_padded_passes_need_no_padding_mask(tmp_path, tiny_bert_dir, arch):
+    """The GPU runs these architectures' padded passes with the causal mask alone: a real
+    token never sees the padding after it, so its scores are those of the masked pass."""
+    import numpy as np
+
+    from models.loading import load_scorer
+
+    assert arch in causal.CAUSAL_MASK_SUFFICES
+    lm = load_scorer(str(build_tiny_causal(tmp_path / arch, tiny_bert_dir, arch)))
+    seen = []
+    handle = lm.model.base_model.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(kwargs.get("attention_mask")), with_kwargs=True)
+    texts = SENTENCES + ["x", "A doubled  space inside."]
+    units = prepare_units(lm, [""] * len(texts), texts, "prepend")
+    try:
+        masked = causal._forward_padded_passes(lm, units, 40)  # on a CPU: with the mask
+        assert seen and all(mask is not None for mask in seen)
+        seen.clear()
+        bare = causal._forward_padded_passes(lm, units, 40, causal_only=True)
+        assert seen and all(mask is None for mask in seen)
+    finally:
+        handle.remove()
+    assert len(bare) == len(masked)
+    for a, b in zip(bare, masked):
+        assert a["offsets"] == b["offsets"]
+        np.testing.assert_allclose(a["logprobs"], b["logprobs"], rtol=0, atol=1e-6)
