@@ -19,9 +19,9 @@ demo: setup
 # The first pass runs on two pytest-xdist workers, a test file per worker at a time
 # (--dist loadfile keeps each file's module fixtures, such as a study run shared by its
 # tests, in one process), the longest files first (tests/conftest.py orders them by
-# benchmarks/results/test_times.json, so no worker is left alone with a long file at the
-# end): many tests wait on R, on a child process or on the disk, and test_times.json
-# records the gain.
+# benchmarks/results/test_times.json; --no-loadscope-reorder keeps that order, where
+# xdist would queue files by their number of tests): many tests wait on R, on a child
+# process or on the disk, and test_times.json records the gain.
 # The tf5 pass reruns tests/models for what the transformers version can change: the
 # tokenizers and their offsets, model loading and the GGUF conversion, hub revisions
 # (huggingface_hub differs too), the scorers' numbers and their agreement across stacks.
@@ -35,7 +35,7 @@ demo: setup
 # worker loading the real model again.
 # PYTEST_MAIN_ARGS and PYTEST_TF5_ARGS add options to each pass (benchmarks/test_times.py
 # reads --junitxml).
-XDIST := -n 2 --dist loadfile
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 PYTEST_MAIN_ARGS ?=
 PYTEST_TF5_ARGS ?=
 TF5_TESTS := tests/models --ignore=tests/models/test_ray_engine.py -m "not stack_independent"

@@ -149,14 +149,17 @@ def _ctrl_c_left_as_found(request):
 
 
 # The longest test files first (make test, issue 41). pytest-xdist's --dist loadfile hands
-# each idle worker the next whole file in collection order; when a 350-s file came late in
-# alphabetical order, one worker ran it alone at the end while the other idled (the main
-# pass of 2026-11-27 simulated from its JUnit durations: 1,361 s alphabetical against
-# 1,282 s longest-first, the ideal being half the summed 2,565 s). The seconds per file
-# are the latest run recorded in benchmarks/results/test_times.json; files not listed there
-# (the short ones) keep their order after the listed ones. Each file's tests stay together
-# and in their order, so module fixtures (a study run shared by a file's tests) still run
-# once per file.
+# each idle worker the next whole file of its queue; by default it queues files by their
+# number of tests, and with --no-loadscope-reorder (the Makefile) in collection order, which
+# this hook makes longest first, so that no worker is left alone with a long file at the end.
+# Simulated from the JUnit durations of three main passes of 2026-11-27 on two workers:
+# longest first 1,287, 1,282 and 1,075 s; by number of tests 1,291, 1,283 and 1,090 s;
+# alphabetical 1,361, 1,282 and 1,071 s; the ideal (half the summed time) 1,282, 1,268 and
+# 1,068 s. Small today (the files with the most tests happen to be long ones), but it holds
+# when a long file has few tests. The seconds per file are the latest run recorded in
+# benchmarks/results/test_times.json; files not listed there (the short ones) keep their
+# order after the listed ones. Each file's tests stay together and in their order, so
+# module fixtures (a study run shared by a file's tests) still run once per file.
 def _recorded_file_seconds() -> dict[str, float]:
     import json
 
