@@ -62,10 +62,16 @@ MEASURING_RULE = ("the lower end of the 95% interval (characters resampled) of t
                   "without the math text, above chance (1/3)")
 NOT_MEASURING = "not measuring memory"
 AT_FLOOR = "at floor: no comparison"
+# a Holm p whose verdict turns on p-values at the bootstrap's floor: more replicates decide it
+UNRESOLVED = "unresolved: too few bootstrap replicates"
 # people vs the model and women vs men: the family of verdicts Holm runs over, and the
 # equivalence bound of the women-vs-men comparison (as name_gender's, corrected-r scale)
 EQUIVALENCE_BOUND = 0.10
 GENDER_FAMILY = "primary: women vs men, corrected r"
+# the women-vs-men test (z with a bootstrap SE) and its TOST have been calibrated by
+# simulation on graded ratings and on name_gender's binary shapes, not on 0/1 accuracy with
+# 144 items of which each participant answers 12: every verdict drawn from them says so
+NOT_CALIBRATED = "not calibrated for this design"
 
 
 def people_long(tables: dict, log=None) -> pd.DataFrame:
@@ -430,13 +436,21 @@ def calibration_table(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[str, bool],
-                  alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  alpha: float = 0.05, p_floor: float | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Both tables with p_holm, family_size and verdict on the rows the report draws
     verdicts from (each experiment and task's they cell over all conditions, and every
     contrast; one family, Holm by gbstats.alignment.group_comparison.holm_within_families):
     "not measuring memory" where the task's probe is at chance, "at floor: no comparison"
     for a contrast at the floor (neither enters the family), else "differs" (Holm p <
-    alpha) or "no difference shown". Other cells get no verdict."""
+    alpha) or "no difference shown". Other cells get no verdict.
+
+    `p_floor`: the bootstrap's resolution, 2 / (B + 1) (`percentile_p_value`). A p at it
+    says only "at most this", so Holm runs twice, with every such p at the floor and at 0
+    (column p_holm_lower: the lower end of what these replicates allow; where it is below
+    p_holm, p_holm is a bound, printed "≤"); where the two fall on opposite sides of
+    alpha the replicates cannot decide, and the verdict says UNRESOLVED rather than letting
+    the floor decide (`replicates_to_resolve` gives how many would)."""
     from gbstats.alignment.group_comparison import holm_within_families
 
     they = ((cells["pronoun"] == "they/them") & (cells["cell"] == "all")).to_numpy()
@@ -454,7 +468,15 @@ def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[s
     rows["family"] = "people vs model"
     rows["p_tested"] = rows["p_value"].where(measured & ~rows["at_floor"].astype(bool))
     rows = holm_within_families(rows, column="p_tested")
+    at_resolution = (at_bootstrap_floor(rows["p_tested"], p_floor) if p_floor is not None
+                     else pd.Series(False, index=rows.index))
+    rows["p_at_floor"] = at_resolution
+    rows["p_holm_lower"] = holm_within_families(
+        rows.assign(p_tested=rows["p_tested"].mask(at_resolution, 0.0)),
+        column="p_tested")["p_holm"]
     verdict = np.where(rows["p_holm"] < alpha, "differs", "no difference shown")
+    verdict = np.where((rows["p_holm"] >= alpha) & (rows["p_holm_lower"] < alpha),
+                       UNRESOLVED, verdict)
     verdict = np.where(rows["at_floor"].astype(bool), AT_FLOOR, verdict)
     rows["verdict"] = np.where(measured, verdict, NOT_MEASURING)
     out = []
@@ -463,25 +485,63 @@ def with_verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame, measures: dict[s
         table = table.reset_index(drop=True).copy()
         table["p_holm"] = mine["p_holm"].reindex(table.index).to_numpy()
         table["family_size"] = mine["family_size"].reindex(table.index).to_numpy()
+        table["p_holm_lower"] = mine["p_holm_lower"].reindex(table.index).to_numpy()
+        table["p_at_floor"] = mine["p_at_floor"].astype(bool).reindex(
+            table.index, fill_value=False).to_numpy(dtype=bool)
         table["verdict"] = mine["verdict"].reindex(table.index).fillna("").to_numpy()
         out.append(table)
     return out[0], out[1]
 
 
+def at_bootstrap_floor(p, p_floor: float):
+    """Whether a bootstrap p sits at its floor: p = 2 / (n + 1) over the n defined
+    replicates (`percentile_p_value`), n at most B, so a little above 2 / (B + 1) where a
+    few replicates are undefined; the next value a p can take is 4 / (n + 1), so below 1.5
+    times the floor is the floor."""
+    return np.asarray(p, dtype=float) < 1.5 * p_floor if np.ndim(p) else float(p) < 1.5 * p_floor
+
+
+# the most replicates the comparison draws on its own (each 1,000 cost seconds)
+MAX_REPLICATES = 20_000
+
+
+def replicates_to_resolve(cells: pd.DataFrame, contrasts: pd.DataFrame,
+                          alpha: float = 0.05) -> int:
+    """How many bootstrap replicates the people-vs-model family needs, 0 when those drawn
+    do: where a tested p sits at the floor 2 / (B + 1) (`with_verdicts`' p_at_floor), the
+    fewest B whose floor times the family's size is at most alpha / 10, so a p at that floor
+    reads "Holm p <= .005" (well clear of alpha, not a bound that grazes it, as .048 does
+    with 24 verdicts at 1,000) and cannot decide a verdict; at most MAX_REPLICATES."""
+    rows = pd.concat([cells, contrasts], ignore_index=True)
+    tested = rows["p_holm"].notna() & rows["p_at_floor"].astype(bool)
+    if not tested.any():
+        return 0
+    family = int(rows["family_size"].max())
+    floor = float(rows.loc[tested, "p_value"].min())
+    if family * floor <= alpha / 10 + 1e-12:
+        return 0
+    return min(MAX_REPLICATES, int(np.ceil(2 * family / (alpha / 10))) - 1)
+
+
 def _p(p: float, floor: float | None) -> str:
     """A p-value in APA style: '.040', '< .001', and '≤ .010' at a bootstrap floor."""
     if floor is not None and p <= floor + 1e-12:
-        return f"≤ {floor:.3f}".replace("0.", ".")
+        # a bound is rounded up, so that "≤" stays true
+        return f"≤ {np.ceil(floor * 1000 - 1e-9) / 1000:.3f}".replace("0.", ".")
     if p < 0.001:
         return "< .001"
     return f"{p:.3f}".replace("0.", ".")
 
 
 def _holm_p(r, p_floor: float | None) -> str:
-    """A row's Holm p in words: where its bootstrap p sits at the floor 2 / (B + 1), the
-    Holm p is a bound too (at most family size x floor), shown as "≤"."""
-    if p_floor is not None and r.p_value <= p_floor + 1e-12:
-        return _p(r.p_holm, min(1.0, r.family_size * p_floor))
+    """A row's Holm p in words: where its bootstrap p sits at the floor 2 / (B + 1), or its
+    Holm p rests on one that does (`with_verdicts`' p_holm_lower below p_holm), the Holm p
+    is a bound (at most this), shown as "≤"."""
+    lower = getattr(r, "p_holm_lower", np.nan)
+    if p_floor is not None and at_bootstrap_floor(r.p_value, p_floor):
+        return _p(r.p_holm, min(1.0, max(r.p_holm, r.family_size * max(r.p_value, p_floor))))
+    if np.isfinite(lower) and lower < r.p_holm - 1e-12:
+        return _p(r.p_holm, r.p_holm)
     return _p(r.p_holm, None)
 
 
@@ -508,6 +568,10 @@ def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
                 f"on the character, so no verdict on its {task} is drawn from it.")
     overall = cells[(cells["cell"] == "all") & (cells["pronoun"] == "they/them")]
     for r in overall.itertuples():
+        if r.verdict == UNRESOLVED:
+            lines.append(f"Exp {r.experiment.upper()}, {r.task}, they: {UNRESOLVED} (Holm p "
+                         f"{_holm_p(r, p_floor)}, at least {r.p_holm_lower:.3f} with these "
+                         "replicates).".replace("0.", "."))
         if r.verdict != "differs":
             continue
         word = "better" if r.difference > 0 else "worse"
@@ -522,6 +586,9 @@ def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
         if r.verdict == AT_FLOOR:
             lines.append(f"{label}: {AT_FLOOR} ({name}'s probabilities on its sides are "
                          f"{r.model_sides}, all below {FLOOR}).")
+        elif r.verdict == UNRESOLVED:
+            lines.append(f"{label}: {UNRESOLVED} (Holm p {_holm_p(r, p_floor)}, at least "
+                         f"{r.p_holm_lower:.3f} with these replicates).".replace("0.", "."))
         elif r.verdict == "differs":
             lines.append(f"{label}: {name} differs from people (people {r.people:+.2f}, "
                          f"{name} {r.model:+.2f}; difference {r.difference:+.2f} "
@@ -631,6 +698,7 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
                                        zip(comparison["task"], comparison["group_a"])]
         comparison["r_corrected_b"] = [corrected.get((t, g), np.nan) for t, g in
                                        zip(comparison["task"], comparison["group_b"])]
+        comparison["verdict"] = comparison["verdict"].astype(str) + f"; {NOT_CALIBRATED}"
         comparison.loc[unmeasured.to_numpy(), "verdict"] = NOT_MEASURING
     reliability = pd.concat(rel_parts, ignore_index=True)
     profile = pd.concat(profiles, ignore_index=True)
@@ -648,7 +716,21 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
         c, pa = c.iloc[0], profile[profile["task"] == task].iloc[0]
         calibrated = not rel["below_calibrated_design"].any()
         said = (NOT_MEASURING + ": no verdict" if c.verdict == NOT_MEASURING
-                else short_verdict(c.verdict).lower())
+                else short_verdict(c.verdict).lower() + f", {NOT_CALIBRATED}")
+        if pa.r_profiles_corrected <= 1:
+            ceiling = (f"Ceiling: women's and men's item profiles agree at "
+                       f"{pa.r_profiles_corrected:.3f} (corrected), which leaves room for a "
+                       f"difference of at most {pa.max_alignment_difference:.2f} "
+                       f"({pa.max_alignment_difference_upper:.2f} at the interval's lower end "
+                       f"{pa.ci_low:.2f}). ")
+        else:
+            # a corrected r above 1 is noise (reliabilities too low to divide by): its
+            # ceiling of 0 says nothing, so the ceiling is read at the interval's lower end
+            ceiling = (f"Ceiling: the corrected agreement of women's and men's item profiles "
+                       f"comes out above 1 (noise: reliabilities {pa.reliability_a:.2f} and "
+                       f"{pa.reliability_b:.2f}), so it is read at its interval's lower end, "
+                       f"{pa.ci_low:.2f}: room for a difference of up to "
+                       f"{pa.max_alignment_difference_upper:.2f}. ")
         lines.append(
             f"- **{task}**: corrected r women {rel.loc['female', 'r_corrected']:.2f}, men "
             f"{rel.loc['male', 'r_corrected']:.2f}; difference {c.estimate:+.2f} "
@@ -658,12 +740,11 @@ def gender_alignment(people: pd.DataFrame, model: pd.DataFrame, log, *, n_boot: 
                f"could establish {c.smallest_equivalence_bound:.2f}). "
                if np.isfinite(c.p_holm) else f"p {_p(c.p_value, None)} (not a test of the "
                "family: no verdict is drawn). ")
-            + f"Ceiling: women's and men's item profiles agree at {pa.r_profiles_corrected:.3f} "
-            f"(corrected), which leaves room for a difference of at most "
-            f"{pa.max_alignment_difference:.2f}. Conclusion: {said}. "
-            + ("The design (items, raters per item) is within the machinery's calibrated range."
-               if calibrated else "The design is below the machinery's calibrated range "
-               "(too few items or raters per item): not calibrated for this design."))
+            + ceiling + f"Conclusion: {said}. "
+            + ("The reliability intervals' check on the design (items, raters per item): "
+               + ("within the simulated range" if calibrated else "below the simulated range")
+               + "; the women-vs-men test and its equivalence test have not been calibrated "
+               "on 0/1 answers in a design of this shape (144 items, 12 per participant)."))
     lines.append("Caveats: accuracy is 0/1 per response (the calibration simulations use "
                  "graded ratings), and most of the item variance is the pronoun of the "
                  "character, which every group and the model share.")

@@ -86,10 +86,12 @@ LABELS = {"experiment": "Experiment", "task": "Task", "pronoun": "Pronoun",
           "estimate": "A minus B", "estimate_ci": "95% CI",
           "r_profiles": "r of profiles", "reliability_a": "Reliability, women",
           "reliability_b": "Reliability, men", "r_profiles_corrected": "Corrected r",
-          "r_profiles_corrected_ci": "95% CI", "max_alignment_difference": "Largest difference"}
+          "r_profiles_corrected_ci": "95% CI", "max_alignment_difference": "Largest difference",
+          "max_alignment_difference_upper": "Same, at 95% low"}
 VERDICT_WORDS = ("Verdict: differs, Holm p < .05 over the family of people-vs-model verdicts "
                  "(each experiment and task's they accuracy and every contrast); no difference "
-                 "shown, Holm p of .05 or more; not measuring memory, the model's answers do not "
+                 "shown, Holm p of .05 or more; unresolved, the Holm p turns on bootstrap "
+                 "p-values at their floor (too few replicates to decide); not measuring memory, the model's answers do not "
                  "depend on the character (its probe is at chance), so no verdict is drawn; at "
                  "floor: no comparison, the model's probabilities on every side of the contrast "
                  "are below the floor")
@@ -323,10 +325,17 @@ def gender_view(table: pd.DataFrame) -> pd.DataFrame:
 def gender_comparison_view(table: pd.DataFrame) -> pd.DataFrame:
     from gbstats.alignment.group_comparison import short_verdict
 
+    from studies.pronoun_memory.compare import NOT_CALIBRATED
+
+    def short(v: str) -> str:
+        if v.startswith("not measuring"):
+            return v
+        flag = v.endswith(NOT_CALIBRATED)
+        return short_verdict(v) + (f"; {NOT_CALIBRATED}" if flag else "")
+
     out = table.rename(columns={"ci_low": "estimate_ci_low", "ci_high": "estimate_ci_high"})
     return out.assign(task=out["task"].str.capitalize(),
-                      verdict=[v if v.startswith("not measuring") else short_verdict(v)
-                               for v in out["verdict"]])[
+                      verdict=[short(str(v)) for v in out["verdict"]])[
         ["task", "r_corrected_a", "r_corrected_b", "estimate", "estimate_ci_low",
          "estimate_ci_high", "p_holm", "p_equivalence_holm", "verdict"]]
 
@@ -337,7 +346,7 @@ def gender_profile_view(table: pd.DataFrame) -> pd.DataFrame:
     return out.assign(task=out["task"].str.capitalize())[
         ["task", "reliability_a", "reliability_b", "r_profiles", "r_profiles_corrected",
          "r_profiles_corrected_ci_low", "r_profiles_corrected_ci_high",
-         "max_alignment_difference", "n_items"]]
+         "max_alignment_difference", "max_alignment_difference_upper", "n_items"]]
 
 
 # --------------------------------------------------------------------------

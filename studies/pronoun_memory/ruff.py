@@ -49,7 +49,8 @@ def ruff_sample_fidelity(lm, *, per_seed: int, seed: int, data_dir, cache: dict,
     results = A.join_predictions(they, predicted).assign(model=lm.name)
     table = A.accuracy_table(results)
     table = table[(table["grouping"] == "pronoun_set") & (table["level"] == "they")]
-    return table.assign(source=f"pronoun_fidelity code, sample of {per_seed} per seed and "
+    return table.assign(source=f"the pronoun-fidelity study's code, sample of {per_seed} per "
+                               "seed and "
                                "number of distractors, they instances only")[
         ["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances", "chance", "source"]]
 
@@ -78,7 +79,7 @@ def ruff_results_fidelity(path: Path, model: str) -> pd.DataFrame:
         raise DataValidationError("no they rows for this model", source=str(path),
                                   expected=f"accuracy rows with model {model!r}",
                                   found=f"models {sorted(accuracy['model'].unique())}")
-    return rows.assign(source=f"pronoun_fidelity results {path.name}")[
+    return rows.assign(source=f"the pronoun-fidelity study's results ({path.name})")[
         ["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances", "chance", "source"]]
 
 

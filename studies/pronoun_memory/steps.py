@@ -1,7 +1,10 @@
 """pronoun_memory: load -> score -> fit -> tables -> report (Gardner's Exp 1A, 1B, 2)."""
 from __future__ import annotations
 
+from gbstats.alignment.group_comparison import profile_bounds_notes
+from gbstats.alignment.reliability import reliability_bounds_notes
 from gbstats.data.registry import load_dataset
+from gbstats.report.table_grammar import correlation_caps
 from studies.pronoun_memory import compare as K
 from studies.pronoun_memory import contexts as C
 from studies.pronoun_memory import human as H
@@ -149,14 +152,25 @@ def tables(run, state):
     out["memory_probe"] = probe
     out["position_bias"] = K.position_bias_table(state["choices"], scored)
     out["memory_calibration"] = K.calibration_table(scored)
+    n_boot = run.args.n_boot
     run.say(f"people vs model: two-way bootstrap over participants and characters "
-            f"({run.args.n_boot} replicates)")
-    cells, contrasts = K.compare(people, model, n_boot=run.args.n_boot, seed=run.seed)
-    cells, contrasts = K.with_verdicts(cells, contrasts, measures)
-    out["model_vs_people"] = cells
-    out["contrasts"] = contrasts
+            f"({n_boot} replicates)")
+    cells, contrasts = K.compare(people, model, n_boot=n_boot, seed=run.seed)
+    cells, contrasts = K.with_verdicts(cells, contrasts, measures, p_floor=2 / (n_boot + 1))
+    # a bootstrap p cannot go below 2 / (B + 1): where p-values sit at that floor, the
+    # replicates (not the data) set their Holm p, and can decide a verdict: draw enough
+    needed = K.replicates_to_resolve(cells, contrasts)
+    if needed > n_boot:
+        run.say(f"      {n_boot} replicates put p-values at the bootstrap's floor "
+                f"(2 / {n_boot + 1}) near the Holm threshold: again with {needed}")
+        n_boot = needed
+        cells, contrasts = K.compare(people, model, n_boot=n_boot, seed=run.seed)
+        cells, contrasts = K.with_verdicts(cells, contrasts, measures,
+                                           p_floor=2 / (n_boot + 1))
+    out["model_vs_people"] = cells.assign(n_boot=n_boot)
+    out["contrasts"] = contrasts.assign(n_boot=n_boot)
     out["verdicts"] = K.verdicts(cells, contrasts, model, name=name, probe=probe,
-                                 p_floor=2 / (run.args.n_boot + 1))
+                                 p_floor=2 / (n_boot + 1))
     out["pronoun_mass"] = K.pronoun_mass_table(model)
     if scored["sweep"].any():
         out["distractors"] = R.distractor_table(scored[scored["sweep"]])
@@ -356,12 +370,19 @@ def report(run, report, out):
         # a bootstrap p of B replicates is never below 2 / (B + 1), a Holm p over k verdicts
         # never below k times that: shown as "≤ .010" (B = 200) there, not as exact
         family = int(out["contrasts"]["family_size"].max()) if len(out["contrasts"]) else 1
-        floor = {"p_value": 2 / (run.args.n_boot + 1),
-                 "p_holm": min(1.0, family * 2 / (run.args.n_boot + 1))}
+        n_boot = int(out["contrasts"]["n_boot"].iloc[0]) if len(out["contrasts"]) else \
+            run.args.n_boot
+        floor = {"p_value": 2 / (n_boot + 1), "p_holm": min(1.0, family * 2 / (n_boot + 1))}
         memory_checks(run, report, out, name)
+        raised = (f" ({run.args.n_boot} asked for: with them p-values at the bootstrap's "
+                  "floor set Holm p-values near .05, so the comparison drew enough replicates "
+                  "for that floor to sit at .005 or below)"
+                  if n_boot > run.args.n_boot else "")
         resolution = (
-            f"\n\nThe family holds {family} verdicts, so with {run.args.n_boot} bootstrap "
-            f"replicates the smallest Holm p there can be is {K._p(floor['p_holm'], None)}: "
+            f"\n\nThe family holds {family} verdicts, so with {n_boot} bootstrap "
+            f"replicates{raised} the smallest Holm p there can be is "
+            f"{K._p(floor['p_holm'], None)}; a p at that floor is printed as a bound (≤), "
+            "never as exact: "
             + ("no verdict can reach .05; rerun with more replicates (--n-boot)."
                if floor["p_holm"] >= 0.05 else "a verdict at that bound is as strong as these "
                "replicates can show."))
@@ -370,7 +391,7 @@ def report(run, report, out):
             "differs from people (Holm p < .05 over the family of verdicts).") + resolution)
         cells = out["model_vs_people"]
         bootstrap = ("95% intervals: two-way bootstrap over participants and characters "
-                     f"({run.args.n_boot} replicates, percentile); the model's characters share "
+                     f"({n_boot} replicates, percentile); the model's characters share "
                      "the people's character draws; p: model equals people, by inverting the "
                      "bootstrap interval")
         accuracy = ("People: share of correct answers (production: completions with he, she or "
@@ -415,7 +436,7 @@ def report(run, report, out):
                             f"At floor: the model's probability on every side of the contrast "
                             f"below {K.FLOOR} (for the gap, he and she against they; for the "
                             "gap closed, they in the two conditions)"])
-        PL.write_effects_figure(report, out["contrasts"], model_name, run.args.n_boot)
+        PL.write_effects_figure(report, out["contrasts"], model_name, n_boot)
         report.figure("accuracy_by_pronoun", PL.accuracy_figure(cells),
                       "Accuracy by pronoun and task, people beside the model, 95% intervals")
         if (cells["experiment"] == "2").any():
@@ -446,7 +467,7 @@ def report(run, report, out):
                       "characters; dotted: chance")
     if "ruff" in out:
         report.table("ruff_they_fidelity", out["ruff"],
-                     "pronoun_fidelity's they-fidelity for the same model (RUFF)",
+                     "The pronoun-fidelity study's they-fidelity for the same model (RUFF)",
                      columns=["model", "n_distractors", "mean", "sd", "n_seeds", "n_instances",
                               "chance"], labels=P.LABELS,
                      notes=[f"Source: {out['ruff']['source'].iloc[0]}"])
@@ -456,11 +477,14 @@ def report(run, report, out):
                      "Exp 2: the model's item accuracy against women's and men's",
                      record=out["gender_alignment"], groups="task", labels=P.LABELS,
                      values=P.VALUES, settings=["n_items", "below_calibrated_design"],
+                     caps=correlation_caps("r_raw", "raw_low", "raw_high", "r_corrected",
+                                           "corrected_low", "corrected_high"),
                      notes=["Items: list x character (144); ratings: each response's accuracy "
                             "(0/1); the model's score: its probability on the correct option",
                             "Reliability: split-half, stepped up by Spearman-Brown; "
                             f"{run.args.n_boot} replicates; the noise ceilings are in "
-                            "results.json"])
+                            "results.json"]
+                     + reliability_bounds_notes(out["gender_alignment"], ("task",)))
         if len(out.get("gender_comparison", [])):
             comparison = out["gender_comparison"]
             name = state["model_name"]
@@ -483,17 +507,25 @@ def report(run, report, out):
                                 "bound by both one-sided tests (Holm p < .05); Neither shown, "
                                 "neither test rejects at this sensitivity; not measuring memory, "
                                 "the model's answers on this task do not depend on the "
-                                "character, so no verdict is drawn"])
+                                "character, so no verdict is drawn",
+                                "Not calibrated for this design: neither test has been "
+                                "calibrated by simulation on 0/1 answers with 144 items of "
+                                "which each participant answers 12, so every conclusion says "
+                                "so"])
             profile = out["gender_profile_agreement"]
             report.table("gender_profile_agreement", P.gender_profile_view(profile),
                          "Exp 2, the ceiling: how closely women's and men's item profiles "
                          "agree, and the largest alignment difference that leaves any model",
-                         record=profile, labels=P.LABELS,
+                         record=profile, labels=P.LABELS, settings=["n_items"],
+                         caps=correlation_caps("r_profiles", "r_profiles_corrected",
+                                               "r_profiles_corrected_ci_low",
+                                               "r_profiles_corrected_ci_high"),
                          notes=["Profiles: each group's accuracy per item (list x character). "
                                 "Corrected r: the profiles' correlation divided by the square "
                                 "root of the two groups' split-half reliabilities",
                                 "Largest difference: the square root of 2 (1 - corrected r), "
                                 "the most any model's correlations with the two groups can "
-                                "differ",
+                                "differ; same, at 95% low: at the interval's lower end",
                                 "Interval: bootstrap over items and over people within each "
-                                "group, percentile; it errs wide"])
+                                "group, percentile; it errs wide"]
+                         + profile_bounds_notes(profile, ("task",)))

@@ -289,3 +289,84 @@ def test_women_vs_men_to_name_gender_standard(tables):
     assert set(out["gender_profile_agreement"]["task"]) == {"memory", "production"}
     assert "max_alignment_difference" in out["gender_profile_agreement"]
     assert "not measuring memory: no verdict" in out["gender_answer"]
+    # no simulation has calibrated these tests on 0/1 answers in this design (issue 40):
+    # the verdict says so in results.json, in the table and in the sentence
+    assert comparison.loc["production", "verdict"].endswith(K.NOT_CALIBRATED)
+    from studies.pronoun_memory.presentation import gender_comparison_view
+    shown = gender_comparison_view(out["gender_comparison"]).set_index("task")["verdict"]
+    assert shown["Production"].endswith("; " + K.NOT_CALIBRATED)
+    assert shown["Memory"] == K.NOT_MEASURING
+    assert f", {K.NOT_CALIBRATED}." in out["gender_answer"]
+
+
+def test_a_corrected_profile_agreement_above_one_reads_its_ceiling_at_the_lower_end(tables):
+    """Issue 40, item 9: a corrected agreement above 1 (noise) gives a ceiling of 0, which
+    says nothing; the sentence reads the ceiling at the interval's lower end instead, never
+    "at most 0.00"."""
+    from gbstats.exclusions import ExclusionLog
+
+    log = ExclusionLog()
+    people = K.people_long(tables, log)
+    items = people[people["experiment"] == "2"].groupby(
+        ["List", "Name", "Pronoun", "task"])["accuracy"].mean().reset_index()
+    model = items.assign(experiment="2")
+    with pytest.warns(Warning):
+        out = K.gender_alignment(people, model, log, n_boot=50, seed=1, name="M")
+    profile = out["gender_profile_agreement"].set_index("task")
+    above = profile[profile["r_profiles_corrected"] > 1]
+    assert len(above), "the memory task's profiles came out above 1 in the recorded run"
+    for task, row in above.iterrows():
+        line = next(x for x in out["gender_answer"].splitlines() if f"**{task}**" in x)
+        assert "at most 0.00" not in line
+        assert f"read at its interval's lower end, {row['ci_low']:.2f}" in line
+        assert f"up to {row['max_alignment_difference_upper']:.2f}" in line
+
+
+def test_a_verdict_the_bootstrap_floor_would_decide_is_unresolved():
+    """Issue 40: a bootstrap p of B replicates is at least 2 / (B + 1). With B = 50 the
+    floor is 2/51 = .039; three tests at it get Holm p 3 x .039 = .118, which would read
+    "no difference shown" although the data may hold p far below it: the verdict is
+    UNRESOLVED, and the replicates to draw are the fewest with 3 x 2 / (B + 1) at most
+    .005, B = 1199 (hand: 6 / .005 = 1200 = B + 1)."""
+    floor = 2 / 51
+    cells, contrasts, _ = _tables(floor, (0.2, 0.3))
+    c, k = K.with_verdicts(cells, contrasts, {"memory": True, "production": True},
+                           p_floor=floor)
+    assert (c["verdict"] == K.UNRESOLVED).all() and (k["verdict"] == K.UNRESOLVED).all()
+    assert c["p_holm"].iloc[0] == pytest.approx(3 * floor)
+    assert c["p_holm_lower"].iloc[0] == 0.0 and c["p_at_floor"].all()
+    assert K.replicates_to_resolve(c, k) == 1199
+    lines = K.verdicts(c, k, name="m", p_floor=floor)
+    assert any(K.UNRESOLVED in line and "Holm p ≤ .118" in line for line in lines)
+    # without the floor in hand (no p_floor) the old reading stands: no unresolved rows
+    c, k = K.with_verdicts(cells, contrasts, {"memory": True, "production": True})
+    assert (c["verdict"] == "no difference shown").all()
+    # at B = 1199 the p-values at the floor (2 / 1200) decide: Holm 3 x .00167 = .005
+    floor = 2 / 1200
+    cells, contrasts, _ = _tables(floor, (0.2, 0.3))
+    c, k = K.with_verdicts(cells, contrasts, {"memory": True, "production": True},
+                           p_floor=floor)
+    assert (c["verdict"] == "differs").all() and K.replicates_to_resolve(c, k) == 0
+    lines = K.verdicts(c, k, name="m", p_floor=floor)
+    assert any("Holm p ≤ .005" in line for line in lines)
+    # at B = 999 they decide too (Holm .006), but the floor is above .005: draw more
+    cells, contrasts, _ = _tables(2 / 1000, (0.2, 0.3))
+    c, k = K.with_verdicts(cells, contrasts, {"memory": True, "production": True},
+                           p_floor=2 / 1000)
+    assert (c["verdict"] == "differs").all() and K.replicates_to_resolve(c, k) == 1199
+
+
+def test_a_holm_p_raised_by_a_floor_row_is_a_bound():
+    """A p just above the floor whose Holm p is the floor row's (the step-down maximum) is a
+    bound too: printed with "≤", and its lower end recorded."""
+    floor = 2 / 1001
+    cells, contrasts, _ = _tables(floor, (0.2, 0.3))
+    # the next p above the floor, 4 / (B + 1) = 2 x floor; Holm, ranked third of three:
+    # max(3 x floor, 1 x 2 x floor) = 3 x floor; with the two floor p-values at 0, 2 x floor
+    cells.loc[1, "p_value"] = 2 * floor
+    c, k = K.with_verdicts(cells, contrasts, {"memory": True, "production": True},
+                           p_floor=floor)
+    row = c.iloc[1]
+    assert row["p_holm"] == pytest.approx(3 * floor)
+    assert row["p_holm_lower"] == pytest.approx(2 * floor) and not row["p_at_floor"]
+    assert K._holm_p(row, floor) == "≤ .006"
