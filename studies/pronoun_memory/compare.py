@@ -580,9 +580,14 @@ def verdicts(cells: pd.DataFrame, contrasts: pd.DataFrame,
             f"({r.model:.2f} vs {r.people:.2f}, difference {r.difference:+.2f} "
             f"[{r.difference_low:+.2f}, {r.difference_high:+.2f}]; Holm p "
             f"{_holm_p(r, p_floor)}).")
+    from studies.pronoun_memory.presentation import CONTRAST_WORDS
+
     for r in contrasts.itertuples():
-        label = f"Exp {r.experiment.upper()}, {r.task}, {r.contrast}" + (
-            f" ({r.condition})" if r.condition != "all" else "")
+        # the contrast in the table's words ("PSA=1" is a column and a code, not a name)
+        words = CONTRAST_WORDS.get((r.contrast, r.condition))
+        words = (words[0].lower() + words[1:] if words else r.contrast + (
+            f" ({r.condition})" if r.condition != "all" else ""))
+        label = f"Exp {r.experiment.upper()}, {r.task}, {words}"
         if r.verdict == AT_FLOOR:
             lines.append(f"{label}: {AT_FLOOR} ({name}'s probabilities on its sides are "
                          f"{r.model_sides}, all below {FLOOR}).")
