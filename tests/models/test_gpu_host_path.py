@@ -173,13 +173,13 @@ def test_scoring_freezes_the_older_objects_and_puts_them_back(tiny_gpt2):
         with older_objects_frozen():
             raise KeyError("inside")
     assert gc.get_freeze_count() == 0  # put back after an error too
-    # an outer freeze (the application's) is left as it is
+    # an outer freeze (the application's) is left as it is: not undone at the block's end
+    # (the count itself may fall meanwhile: a frozen object freed leaves the frozen set)
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
         with older_objects_frozen():
             pass
-        assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
