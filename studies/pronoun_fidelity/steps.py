@@ -175,8 +175,13 @@ def load(run, _):
     s.per_seed, s.full_per_seed = resolve_per_seed(args, s.task), design_size(s.task)
     say(f"[1/4] sampling {N_SEEDS} seeds x {s.per_seed} of {s.full_per_seed} instances for "
         f"{args.distractors} distractors")
+    # whole blocks: the same cells in every seed (the stratified sample). A part of a block
+    # (a quick look, --per-seed below 36 or between multiples) is not balanced, and the same
+    # few cells in every seed could leave a pronoun set out of the GLMM altogether, so each
+    # seed then takes its own first cells, as before.
+    same_cells = s.per_seed < s.full_per_seed and s.per_seed % BLOCK_SIZE == 0
     s.samples = draw_samples(s.task, context, args.distractors, s.per_seed, run.seed,
-                             same_cells=s.per_seed < s.full_per_seed)
+                             same_cells=same_cells)
     full = design_ids(s.task, context, args.distractors, s.full_per_seed, run.seed)
     s.sampling = sampling_table(s.samples, full)
     # the sample is nested in the full design (the same cells in every seed); what it leaves out
@@ -253,6 +258,12 @@ def sample_sentence(per_seed: int, full_per_seed: int, sampling: pd.DataFrame) -
     if per_seed == full_per_seed:
         return (f" This is the full design: every occupation x case x pronoun set x distractor "
                 f"pronoun once per seed ({full_per_seed} instances).")
+    if per_seed % BLOCK_SIZE:
+        return (f" This is a quick look at a part of the full design's {full_per_seed} "
+                f"instances per seed: each seed's own first {per_seed} cells, not a whole "
+                f"number of balanced blocks of {BLOCK_SIZE}, so not balanced over every "
+                "stratum (table Sampling). The full design is scored with `--full-design`.")
+
     def span(column, fmt="{:.0f}"):
         lo, hi = fmt.format(sampling[column].min()), fmt.format(sampling[column].max())
         return lo if lo == hi else f"{lo} to {hi}"

@@ -234,6 +234,7 @@ def test_the_report_states_the_sample_against_the_full_design(ruff):
     assert "stratified sample" in text and f"first {DEFAULT_BLOCKS} of its 60 blocks" in text
     assert "--full-design" in text and "measured" in text.lower()
     assert "full design" in sample_sentence(2160, 2160, table)
+    assert "not balanced" in sample_sentence(4, 2160, table)   # part of a block: a quick look
 
 
 def test_parse_distractors():
