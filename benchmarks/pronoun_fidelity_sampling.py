@@ -7,6 +7,7 @@
         [--blocks 20,30,40,45,50,55] [--replicates 2] [--glmm-widths W.json]
     python benchmarks/pronoun_fidelity_sampling.py glmm --choices C.csv.gz --blocks 55 \
         --out W.json
+    python benchmarks/pronoun_fidelity_sampling.py add-glmm --glmm-widths W.json
 
 The study's full design (3 seeds x 2,160 instances x 0-5 distractors, issue 19)
 is 38,880 sampled instances, 147,576 scored texts: about an hour of scoring on
@@ -242,12 +243,32 @@ def cmd_glmm(args) -> int:
 
 
 def glmm_summary(widths: dict) -> dict:
-    """Width ratios (sample / full design) of the GLMM's and the logit's distractor effects."""
+    """Width ratios (sample / full design) of the GLMM's and the logit's distractor effects,
+    and on the full design the GLMM's widths over the logit's (is the logit a fair stand-in
+    for the GLMM's intervals?)."""
+    import numpy as np
+
     full = widths["full"]["intervals"]
-    return {label: {"blocks": w["blocks"], "fit_seconds": round(w["seconds"], 1),
-                    "by_family": summarise(full, w["intervals"]),
-                    "widths": {k: v[1] for k, v in w["intervals"].items()}}
-            for label, w in widths.items()}
+    ratio = [full[k][1] / full["logit " + k.split(" ", 1)[1]][1] for k in full
+             if k.startswith("blme ") and "logit " + k.split(" ", 1)[1] in full]
+    out = {"full_design_blme_over_logit_width": {
+        "n_intervals": len(ratio), "median": float(np.median(ratio)),
+        "min": float(np.min(ratio)), "max": float(np.max(ratio))}}
+    out.update({label: {"blocks": w["blocks"], "fit_seconds": round(w["seconds"], 1),
+                        "by_family": summarise(full, w["intervals"]),
+                        "widths": {k: v[1] for k, v in w["intervals"].items()}}
+                for label, w in widths.items()})
+    return out
+
+
+def cmd_add_glmm(args) -> int:
+    """Put the `glmm` step's output into the `sampling` record without refitting the rest."""
+    doc = json.loads(RESULTS.read_text())
+    doc["sampling"]["glmm"] = glmm_summary(json.loads(Path(args.glmm_widths).read_text()))
+    RESULTS.write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps({k: v.get("by_family", v) for k, v in doc["sampling"]["glmm"].items()},
+                     indent=1))
+    return 0
 
 
 def cmd_measure(args) -> int:
@@ -335,6 +356,7 @@ def main(argv=None) -> int:
     measure.add_argument("--replicates", type=int, default=2, choices=[0, 1, 2])
     measure.add_argument("--glmm-widths", default=None,
                          help="the `glmm` step's output, summarised into the record")
+    sub.add_parser("add-glmm").add_argument("--glmm-widths", required=True)
     glmm = sub.add_parser("glmm")
     for flag, default in (("--data-dir", None), ("--seed", 2023), ("--model", "smollm2-135m")):
         glmm.add_argument(flag, default=default, type=int if flag == "--seed" else str)
@@ -344,7 +366,7 @@ def main(argv=None) -> int:
     measure.add_argument("--note", default="")
     args = p.parse_args(argv)
     return {"frames": cmd_frames, "score": cmd_score, "measure": cmd_measure,
-            "glmm": cmd_glmm}[args.command](args)
+            "glmm": cmd_glmm, "add-glmm": cmd_add_glmm}[args.command](args)
 
 
 if __name__ == "__main__":
