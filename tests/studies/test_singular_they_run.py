@@ -18,11 +18,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs_model, pytest.mark.needs_r]
 FIT_FIELDS = {"backend", "term", "estimate", "se", "ci_low", "ci_high", "df", "p_value"}
 
 
+# Each twin samples DRAWS per chain and, not converged at that, is refitted at twice and
+# four times as many (fit_bayes_twin): at 100 the two alignment twins' refits at 400 draws
+# were most of this file's time (issue 41). Nothing here needs a converged twin: the
+# checks on the twins are structural, and the one on numbers (the model LMM's posterior
+# mean inside lme4's 95% interval) has room to spare at 50: the reported fit has 200 draws
+# x 2 chains, and its Monte Carlo error is a small fraction of a posterior SD, where the
+# interval's half-width is about two SEs.
+DRAWS = "50"
+
+
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("singular_they")
     cache = tmp_path_factory.mktemp("cache")
-    rc = main(["--out", str(out), "--draws", "100", "--n-boot", "50", "--alignment-twin",
+    rc = main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50", "--alignment-twin",
                "--cache-dir", str(cache)])
     assert rc == 0
     return out, json.loads((out / "results.json").read_text()), cache
@@ -204,7 +214,7 @@ def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
 def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     _, results, cache = default_run
     out = tmp_path / "again"
-    assert main(["--out", str(out), "--draws", "100", "--n-boot", "50", "--alignment-twin",
+    assert main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50", "--alignment-twin",
                  "--cache-dir", str(cache)]) == 0
     again = json.loads((out / "results.json").read_text())
     # the fits and the seeded bootstrap tables of the first run come back unchanged
@@ -219,7 +229,7 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
 def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
     _, _, cache = default_run
     out = tmp_path / "no_twin"
-    assert main(["--out", str(out), "--draws", "100", "--n-boot", "50",
+    assert main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50",
                  "--cache-dir", str(cache)]) == 0
     again = json.loads((out / "results.json").read_text())
     assert {r["backend"] for r in again["tables"]["alignment_lmm"]} == {"lme4"}
