@@ -168,7 +168,7 @@ def calibration_note(runs: dict | None = None) -> str:
         return ("Calibration of the permutation test in this design: not yet run, so not "
                 "calibrated for this design.")
     alike = [DESIGN_WORDS[d][0] for d in DESIGN_WORDS if equivalence_calibrated(runs, d)]
-    return ("SIMULATED calibration: false-positive rate of the permutation test at equal "
+    return ("Calibration by simulation: false-positive rate of the permutation test at equal "
             "alignment, in designs of this study's shape (binary answers, profiles agreeing "
             "at .99 and above): " + "; ".join(said) + ". Calibrated means at most "
             f"{MAX_RATE:.2f} with the exact interval below {MAX_UPPER:.2f} (for the "

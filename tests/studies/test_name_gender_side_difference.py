@@ -154,4 +154,6 @@ def test_name_gender_says_not_calibrated_from_the_record():
     assert G.calibrated_design(3, "first") == "exp3_condition_binary"
     assert G.calibrated_design(2, "all") is None
     note = G.calibration_note(calibrated)
-    assert note.startswith("SIMULATED") and "Not calibrated for this design: none" in note
+    # the table holds the data's numbers, not simulated ones: no SIMULATED label (issue 43)
+    assert note.startswith("Calibration by simulation") and "SIMULATED" not in note
+    assert "Not calibrated for this design: none" in note
