@@ -34,13 +34,12 @@ DEFAULT_BLOCKS = 55
 DEFAULT_PER_SEED = DEFAULT_BLOCKS * BLOCK_SIZE
 # What the default's sample was measured to cost (benchmarks/pronoun_fidelity_sampling.py,
 # benchmarks/results/pronoun_fidelity.json, key `sampling`): the full design scored once with
-# the embedded model, the headline intervals fitted on it and on its first DEFAULT_BLOCKS
-# blocks. Stated in the report of a default run.
+# the embedded model (on a GPU), the headline intervals (bglmer's distractor effects, Welch's)
+# fitted on it and on the default's sample. Stated in the report of a default run.
 MEASURED_WIDENING = (
     "Measured on the full design scored once with the embedded model: with this sample the "
-    "95% intervals of the distractor effects (a logistic regression with the mixed model's "
-    "fixed terms, whose intervals on the full design are within 2% of the mixed model's) are "
-    "3.7% wider than the full design's in the median and 5.2% at most; "
+    "mixed model's 95% intervals of the distractor effects are 3.6% wider than the full "
+    "design's in the median and 5.1% at most; "
     "Welch's intervals, which rest on three per-seed accuracies each, are 22% wider in the "
     "median, as their width moves with the spread of three numbers.")
 
