@@ -272,11 +272,6 @@ def cmd_add_glmm(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    import numpy as np
-    import pandas as pd
-
-    from studies.pronoun_fidelity import analysis as A
-
     results = design_results(args)
     task, context, _ = full_design(args.data_dir, args.seed)
     blocks = [int(b) for b in args.blocks.split(",")]
