@@ -30,9 +30,10 @@ demo: setup
 # around the model (the score cache's files, keys and locks, fingerprints of a folder's
 # bytes, what a cached run loads, progress lines): mark a test so only when nothing in it
 # goes through transformers, tokenizers or huggingface_hub beyond what other tf5 tests
-# already run. They all still run in the first pass. The tf5 pass runs in one process:
-# on two xdist workers it took as long (405 s against 402 s at a load of 12-15), each
-# worker loading the real model again.
+# already run. They all still run in the first pass. Measured on the 2-core machine at a
+# load of 3-6 (2026-11-27): the tf5 pass took 203 s with them, 132 s without, 121 s
+# without on two xdist workers (at a load of 12-15, 402 s in one process and 405 s on two:
+# the gain of a second worker grows as the machine gets quieter, as CI's is).
 # PYTEST_MAIN_ARGS and PYTEST_TF5_ARGS add options to each pass (benchmarks/test_times.py
 # reads --junitxml).
 XDIST := -n 2 --dist loadfile --no-loadscope-reorder
@@ -41,7 +42,7 @@ PYTEST_TF5_ARGS ?=
 TF5_TESTS := tests/models --ignore=tests/models/test_ray_engine.py -m "not stack_independent"
 test: setup
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_MAIN_ARGS)
-	$(PY_TF5) -m pytest -q $(TF5_TESTS) $(PYTEST_TF5_ARGS)
+	$(PY_TF5) -m pytest -q $(XDIST) $(TF5_TESTS) $(PYTEST_TF5_ARGS)
 
 # The edit loop: the tests not marked slow (each under about 30 s), on the pinned stack
 # only; `make test` is what CI runs.
