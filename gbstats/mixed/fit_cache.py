@@ -48,7 +48,7 @@ from pathlib import Path
 import pandas as pd
 
 from gbstats.config import resolve_cache_dir
-from gbstats.mixed.results import FitResult
+from gbstats.mixed.results import FitResult, group_counts
 
 FIT_FOLDER = "fits"
 ENV_OFF = "GBSTATS_NO_FIT_CACHE"
@@ -357,6 +357,12 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
                                                       "reused_from_cache": True})
     result = fit(formula, data, **options)
     result.fit_stats.setdefault("reused_from_cache", False)
+    # the group counts some engines leave to the live handle, which is not stored: counted
+    # now, so a reused fit's table shows the same Participants and Items rows as a fresh one
+    # (a warm run's Bayesian column lost them)
+    counts = group_counts(result)
+    if counts:
+        result.fit_stats.setdefault("n_groups", counts)
     # Stored without the engine's live model (an R object behind lme4 fits,
     # a local class with contrasts): it cannot be pickled. A reused result
     # therefore has handle=None, and marginal_means / compare_models /

@@ -86,6 +86,19 @@ class FitHandle:
     extra: dict = field(default_factory=dict)
 
 
+def group_counts(fit) -> dict[str, int]:
+    """Levels of each grouping factor a fit used: `fit_stats["n_groups"]` where the engine
+    recorded it, else counted in the data the live handle holds ({} when neither)."""
+    recorded = (fit.fit_stats or {}).get("n_groups")
+    if recorded:
+        return {str(g): int(n) for g, n in recorded.items()}
+    handle = getattr(fit, "handle", None)
+    parsed, prepared = getattr(handle, "parsed", None), getattr(handle, "prepared", None)
+    if parsed is None or prepared is None:
+        return {}
+    return {g: int(prepared.frame[g].nunique()) for g in parsed.groups if g in prepared.frame}
+
+
 def wald_table(terms, estimate, se, stat, df, p_value) -> pd.DataFrame:
     """A coefs table with Wald 95% CIs: estimate +/- qnorm(0.975) * se.
 

@@ -408,14 +408,9 @@ def _correlations(fit, groups, variables=None, levels=None):
 
 
 def _n_groups(fit) -> dict[str, int]:
-    stats = fit.fit_stats or {}
-    if stats.get("n_groups"):
-        return {str(g): int(n) for g, n in stats["n_groups"].items()}
-    handle = getattr(fit, "handle", None)
-    parsed, prepared = getattr(handle, "parsed", None), getattr(handle, "prepared", None)
-    if parsed is None or prepared is None:
-        return {}
-    return {g: int(prepared.frame[g].nunique()) for g in parsed.groups if g in prepared.frame}
+    from gbstats.mixed.results import group_counts
+
+    return group_counts(fit)
 
 
 def _gof_rows(fits, gof, groups, numbers):

@@ -309,3 +309,19 @@ def test_r_package_versions_are_read_where_r_loads_them(tmp_path, monkeypatch):
     package(tmp_path / "home" / "R" / "x86_64-pc-linux-gnu-library" / "4.2", "lme4", "9.9-2")
     assert fit_cache.r_package_version("lme4") == "9.9-2"       # R's default user library
     assert "blme" in fit_cache.R_PACKAGES and fit_cache.r_package_version("blme") == "1.0-5"
+
+
+@pytest.mark.slow
+def test_a_reused_bayesian_fit_keeps_its_group_counts(tmp_path):
+    # PyMC fits leave the levels per grouping factor to their live handle, which is not
+    # stored: a warm study run's Bayesian column lost its Participants/Items rows, so its
+    # tables differed from the cold run's (found by comparing the two runs' appendix sources)
+    from gbstats.mixed.bayes import fit_bayes
+    from gbstats.mixed.results import group_counts
+
+    data = _data()
+    options = dict(draws=100, tune=100, chains=1, loo=False, cache_dir=tmp_path)
+    first = cached_fit(fit_bayes, FORMULA, data, **options)
+    again = cached_fit(fit_bayes, FORMULA, data, **options)
+    assert again.fit_stats["reused_from_cache"] is True and again.handle is None
+    assert group_counts(first) == group_counts(again) == {"g": 12}
