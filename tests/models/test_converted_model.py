@@ -16,7 +16,10 @@ TEXTS = ["My sister said", "Someone in the office said that", "The firefighter t
 TARGETS = [" they", " they", " she", " xe"]
 
 
-def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, monkeypatch):
+def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="gbstats.progress")
     from models.causal import score_continuations
     from models.loading import _load_embedded, converted_folder
     from models.registry import MODELS, embedded_model_folder
@@ -28,6 +31,12 @@ def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, mon
     gguf_path = embedded_model_folder() / spec.model_id
     assert not converted_folder(spec.name, version, gguf_path, "tokenizer").exists()
     direct = score_continuations(TEXTS, TARGETS, lm=from_gguf, use_cache=False)
+    # the first run on a machine waits for the conversion: it says so as it happens
+    said = [r.getMessage() for r in caplog.records if r.name == "gbstats.progress"]
+    assert any("tokenizer from its GGUF file" in m for m in said), said
+    assert any("de-quantizing smollm2-135m's weights" in m for m in said), said
+    assert any(m.startswith("converted smollm2-135m in ") for m in said), said
+    caplog.clear()
     # the first load saved both parts
     assert (converted_folder(spec.name, version, gguf_path, "tokenizer") / "tokenizer.json").exists()
     assert (converted_folder(spec.name, version, gguf_path, "float32") / "config.json").exists()
@@ -40,6 +49,7 @@ def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, mon
     assert (from_gguf.tokenizer.bos_token_id, from_gguf.tokenizer.eos_token_id) == \
         (from_cache.tokenizer.bos_token_id, from_cache.tokenizer.eos_token_id)
     again = score_continuations(TEXTS, TARGETS, lm=from_cache, use_cache=False)
+    assert not [r for r in caplog.records if "GGUF" in r.getMessage()]   # read, not converted
     assert again["logprob"].tolist() == direct["logprob"].tolist()
     assert again["logprob"].tolist() == \
         score_continuations(TEXTS, TARGETS, lm=smollm, use_cache=False)["logprob"].tolist()
