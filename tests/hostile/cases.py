@@ -476,6 +476,19 @@ def _(ws):
 
 
 # --- the score cache (defects 4 and 5) -----------------------------------------------
+def as_a_new_process() -> None:
+    """Forget this process's open score caches, as a new process would not have them, and
+    close their sqlite connections. Only clearing the registry leaves the old connection
+    holding its locks on the file in this process: the next open then waits out its
+    10 s retry and ends in "stayed locked", so a case meant to judge a damaged file
+    judged the lock instead (and took 8 s an example)."""
+    from models.cache import _OPEN
+
+    for cache in _OPEN.values():
+        cache.close()
+    _OPEN.clear()
+
+
 def _cached_run(ws: Workspace, name: str) -> tuple[Path, Path, Path]:
     """A folder with stimuli and a cache filled by one clean run."""
     folder = ws.fresh(name)
@@ -488,9 +501,7 @@ def _cached_run(ws: Workspace, name: str) -> tuple[Path, Path, Path]:
 def _corrupt_case(label: str, damage: Callable[[Path], None]):
     def run(ws):
         folder, stimuli, cache = _cached_run(ws, "cache_" + label.replace(" ", "_"))
-        from models.cache import _OPEN
-
-        _OPEN.clear()  # a new process would open the damaged file afresh
+        as_a_new_process()  # a new process would open the damaged file afresh
         damage(cache / "scores.sqlite")
         return score(ws, "--stimuli", stimuli, "--model", ws.gpt2, "--out", folder / "o.csv",
                      "--cache-dir", cache)
@@ -571,11 +582,9 @@ CASES[-1].check = _check_recomputed
 @case("score cache: a cache written before checksums is recomputed once and counted",
       "score cache", "correct_result")
 def _(ws):
-    from models.cache import _OPEN
-
     folder, stimuli, cache = _cached_run(ws, "cache_legacy")
     db = cache / "scores.sqlite"
-    _OPEN.clear()
+    as_a_new_process()
     _checkpointed(db)
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT key, value FROM scores").fetchall()
@@ -1256,8 +1265,6 @@ def _hypothesis_cases() -> None:
     @case("score cache: random corruption of the cache file (hypothesis, 15 examples)",
           "score cache", "correct_result", slow=True)
     def _(ws):
-        from models.cache import _OPEN
-
         folder, stimuli, cache = _cached_run(ws, "cache_random")
         _checkpointed(cache / "scores.sqlite")
         pristine = (cache / "scores.sqlite").read_bytes()
@@ -1278,7 +1285,7 @@ def _hypothesis_cases() -> None:
             for side in ("-wal", "-shm"):
                 Path(f"{db}{side}").unlink(missing_ok=True)
             db.write_bytes(bytes(data))
-            _OPEN.clear()
+            as_a_new_process()
             out = folder / "o.csv"
             out.unlink(missing_ok=True)
             try:
@@ -1292,7 +1299,7 @@ def _hypothesis_cases() -> None:
         try:
             feed()
         finally:
-            _OPEN.clear()
+            as_a_new_process()
         return None
 
 

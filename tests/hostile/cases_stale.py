@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hostile_cases import (CASES, REPO, SCORE_ATOL, CliFailure, Workspace, Wrong, _env, case,
-                           cli, score, study)
+from hostile_cases import (CASES, REPO, SCORE_ATOL, CliFailure, Workspace, Wrong, _env,
+                           as_a_new_process, case, cli, score, study)
 
 TEXTS = ["My sister said they would come tomorrow.", "The dentists said they were busy.",
          "Our neighbour said she had seen the fox.", "Each student must hand in the essay."]
@@ -425,14 +425,12 @@ def _poison(cache: Path, value: float) -> None:
 
 def _poisoned_cache_case(label: str, value: float):
     def run(ws):
-        from models.cache import _OPEN
-
         folder = ws.fresh(f"stale_cached_{label}")
         stimuli, cache = _stimuli(folder), folder / "cache"
         score(ws, "--stimuli", stimuli, "--model", ws.gpt2, "--out", folder / "a.csv",
               "--cache-dir", cache)
         _poison(cache, value)
-        _OPEN.clear()
+        as_a_new_process()
         err = _verbose_score("--stimuli", stimuli, "--model", ws.gpt2, "--out",
                              folder / "o.csv", "--cache-dir", cache)
         return folder / "o.csv", err
