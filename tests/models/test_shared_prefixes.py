@@ -132,3 +132,26 @@ def test_packed_rows_equal_whole_text_passes_smollm2(smollm, monkeypatch):
     plain_cont = score_continuations(prefixes, continuations, lm=smollm, use_cache=False)
     np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
     np.testing.assert_allclose(shared_cont["logprob"], plain_cont["logprob"], atol=1e-4, rtol=0)
+
+
+def test_the_head_runs_once_per_tree_node(tiny_gpt2, monkeypatch):
+    """Four pronouns after one frame are scored from one node (the frame's last token): the
+    vocabulary head sees that node once, not four times, and the scores still equal the
+    whole-text passes'."""
+    frame = "Alex said"
+    continuations = [" xe would come.", " they would come.", " he would come.", " she would come."]
+    heads = []
+    head = tiny_gpt2.model.get_output_embeddings()
+    monkeypatch.setattr(head, "forward", lambda hidden, _f=head.forward: heads.append(
+        hidden.shape[0]) or _f(hidden))
+    shared = score_continuations([frame] * 4, continuations, lm=tiny_gpt2, use_cache=False,
+                                 progress=False)["logprob"].to_numpy()
+    units = causal.prepare_units(tiny_gpt2, [frame] * 4, continuations, "prepend")
+    scored_tokens = sum(len(u.targets) for u in units)
+    distinct_nodes = len({tuple(u.ids[:p]) for u in units for p in u.targets})
+    assert heads == [distinct_nodes] and distinct_nodes < scored_tokens
+    heads.clear()
+    _without_sharing(monkeypatch)
+    plain = score_continuations([frame] * 4, continuations, lm=tiny_gpt2, use_cache=False,
+                                progress=False)["logprob"].to_numpy()
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
