@@ -39,6 +39,9 @@ RAY_INSTALL_HINT = "pip install 'gbstats[ray]' (or: pip install -c constraints.t
 BATCHES_IN_FLIGHT_PER_ACTOR = 2  # one computing, one queued, so an actor never waits for the driver
 ACTOR_RESTARTS = 3  # a worker that dies is restarted this often per actor before the sweep fails
 CONNECT_TIMEOUT_SECONDS = 10.0
+# On a GPU the local engine starts a commit batch before committing the one before
+# (LocalEngine.map_batches); False: one after the other (benchmarks/gpu_scoring.py times both)
+OVERLAP_ON_GPU = True
 
 
 class EngineError(GbstatsError, RuntimeError):
@@ -107,6 +110,26 @@ class BatchScorer:
             self.lm = self.request.load()
         return self.function(self.lm, batch, **self.options)
 
+    def launch(self, batch: list):
+        """Start scoring `batch`; returns a function that returns its results. A function
+        with a `launch` companion (models.causal.forward_logprobs) only starts its device
+        work here; any other is computed here at once."""
+        if self.lm is None:
+            self.lm = self.request.load()
+        start = getattr(self.function, "launch", None)
+        if start is None:
+            results = self.function(self.lm, batch, **self.options)
+            return lambda: results
+        return start(self.lm, batch, **self.options)
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether a batch's device work can run on while the one before it is committed:
+        a function with a `launch` companion, on a model on a GPU."""
+        return (OVERLAP_ON_GPU and getattr(self.function, "launch", None) is not None
+                and self.lm is not None
+                and getattr(self.lm, "device_type", "cpu") == "cuda")
+
     def __getstate__(self):
         return {"lm": None, "function": self.function, "options": self.options,
                 "request": self.request}
@@ -172,9 +195,23 @@ class LocalEngine:
 
     def map_batches(self, scorer: Callable[[list], list],
                     batches: Sequence[list]) -> Iterator[tuple[int, list]]:
+        """Yield (batch index, results) in order. On a GPU (`BatchScorer.overlaps`) the
+        next batch is started before a batch's results are yielded, so the device computes
+        it while the caller commits the one before (issue 41: the device sat idle through
+        each batch's result building and cache write); a killed run then loses up to two
+        batches, not one. Elsewhere each batch is scored when its turn comes."""
         with torch_threads_for_load():
+            if not (isinstance(scorer, BatchScorer) and scorer.overlaps and len(batches) > 1):
+                for index, batch in enumerate(batches):
+                    yield index, scorer(batch)
+                return
+            pending = None
             for index, batch in enumerate(batches):
-                yield index, scorer(batch)
+                finish = scorer.launch(batch)
+                if pending is not None:
+                    yield pending[0], pending[1]()
+                pending = (index, finish)
+            yield pending[0], pending[1]()
 
     def close(self) -> None:
         pass

@@ -36,6 +36,7 @@ from gbstats.errors import DataValidationError, UnknownNameError
 from models.batching import plan_batches, run_units, token_budget_chunks
 from models.cache import cache_keys, open_cache
 from models.engine import BatchScorer
+from models import gpu
 from models.causal import _check_texts, _items
 from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.scores import finish_table
@@ -278,11 +279,15 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int,
                     logits = head(_final_hidden_at(model, input_ids, attention, at, pos))
                 else:
                     logits = model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
-                # float32 log-softmax at the masked positions only (see models.causal)
-                logprobs = torch.log_softmax(logits.float(), dim=-1)
-                out[done:done + len(chunk)] = logprobs[at, gold]
+                if device.type == "cuda" and gpu.FUSED_HEAD:  # logit minus log-sum-exp
+                    out[done:done + len(chunk)] = gpu.target_logprobs(logits, gold,
+                                                                      gpu.is_compiled(model))
+                else:  # float32 log-softmax at the masked positions only (see models.causal)
+                    logprobs = torch.log_softmax(logits.float(), dim=-1)
+                    out[done:done + len(chunk)] = logprobs[at, gold]
+                    del logprobs
                 done += len(chunk)
-                del logits, logprobs  # vocabulary-sized: freed before the next pass
+                del logits  # vocabulary-sized: freed before the next pass
             # rows in pass order -> rows in their own order
             values[np.concatenate([chunk for chunk, _, _ in passes])] = (
                 out.cpu().double().numpy())
