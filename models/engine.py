@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
+from models.cpu_streams import map_in_streams, stream_plan
 
 ENGINES = ("local", "ray")
 RAY_INSTALL_HINT = "pip install 'gbstats[ray]' (or: pip install -c constraints.txt ray)"
@@ -130,6 +131,15 @@ class BatchScorer:
                 and self.lm is not None
                 and getattr(self.lm, "device_type", "cpu") == "cuda")
 
+    def load(self) -> None:
+        """Load what the model loads lazily (its weights, its tokenizer), here and now."""
+        self.lm.model, self.lm.tokenizer
+
+    @property
+    def on_cpu(self) -> bool:
+        """Whether its model runs on the CPU (where batches go to streams, models.cpu_streams)."""
+        return self.lm is not None and getattr(self.lm, "device_type", None) == "cpu"
+
     def __getstate__(self):
         return {"lm": None, "function": self.function, "options": self.options,
                 "request": self.request}
@@ -185,7 +195,8 @@ def torch_threads_for_load():
 
 
 class LocalEngine:
-    """Every batch in this process, one after the other."""
+    """Every batch in this process: on a CPU in streams of one thread per core
+    (models.cpu_streams), elsewhere one after the other."""
 
     name = "local"
 
@@ -199,7 +210,14 @@ class LocalEngine:
         next batch is started before a batch's results are yielded, so the device computes
         it while the caller commits the one before (issue 41: the device sat idle through
         each batch's result building and cache write); a killed run then loses up to two
-        batches, not one. Elsewhere each batch is scored when its turn comes."""
+        batches, not one. On a CPU with several cores the batches go to streams of one torch
+        thread each (models.cpu_streams: torch's own threads stall whenever another process
+        takes a core). Elsewhere each batch is scored when its turn comes."""
+        if isinstance(scorer, BatchScorer) and scorer.on_cpu and len(batches) > 1:
+            streams, threads = stream_plan()
+            if streams > 1:
+                yield from map_in_streams(scorer, batches, streams, threads, scorer.load)
+                return
         with torch_threads_for_load():
             if not (isinstance(scorer, BatchScorer) and scorer.overlaps and len(batches) > 1):
                 for index, batch in enumerate(batches):
