@@ -152,6 +152,21 @@ def encode_texts(tokenizer, texts: list[str]) -> tuple[list[list[int]], list[lis
     return enc["input_ids"], [[tuple(o) for o in offsets] for offsets in enc["offset_mapping"]]
 
 
+def result_offsets(offsets) -> list[tuple]:
+    """A fresh result's token offsets, as (start, end) tuples.
+
+    CPython stops tracking a tuple of numbers for cyclic garbage at its first
+    collection; a list it tracks for good. As lists, the offset pairs of 8,000 results
+    (~120,000) were counted as long-lived objects, so every run of 8,000 texts set off a
+    full collection over every object in the process: 0.4 s per run on the GPU machine
+    with a compiled model loaded (benchmarks/results/gpu_scoring.json, stall_seconds),
+    a third of a 135M model's run (issue 41; as tuples, half of the runs there: the units
+    and the result lists remain). The cache stores tuples and lists as the same JSON
+    arrays; a cached result holds lists, which every reader takes alike.
+    """
+    return [tuple(o) for o in offsets]
+
+
 def _first_scored(text: str, prefix_len: int, offsets: list[tuple]) -> int:
     """The index of the continuation's first token (`tokens_in_span` of the continuation).
 
@@ -650,7 +665,7 @@ def _padded_results(units: list[CausalUnit], values: np.ndarray, scored_at) -> l
         else:  # position 0 (no left context) gets None, the rest their values in order
             found = iter(scored[at:at + sum(1 for t in targets if t > 0)])
             logprobs = [next(found) if t > 0 else None for t in targets]
-        results.append({"logprobs": logprobs, "offsets": [list(o) for o in unit.offsets]})
+        results.append({"logprobs": logprobs, "offsets": result_offsets(unit.offsets)})
     return results
 
 
@@ -701,7 +716,7 @@ def _forward_pass(lm: LanguageModel, units: list[CausalUnit], share_prefixes: bo
     for unit in units:
         out.append({"logprobs": [next(values) if position > 0 else None
                                  for position in unit.targets],
-                    "offsets": [list(o) for o in unit.offsets]})
+                    "offsets": result_offsets(unit.offsets)})
     return out
 
 

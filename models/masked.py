@@ -37,7 +37,7 @@ from models.batching import plan_batches, run_units, token_budget_chunks
 from models.cache import cache_keys, open_cache
 from models.engine import BatchScorer
 from models import gpu
-from models.causal import _check_texts, _items
+from models.causal import _check_texts, _items, result_offsets
 from models.loading import LanguageModel, load_scorer, require_fits_context
 from models.scores import finish_table
 from models.words import AlignmentError, find_span, tokens_in_span
@@ -292,7 +292,7 @@ def forward_masked(lm: LanguageModel, units: list[MaskedUnit], max_rows: int,
             values[np.concatenate([chunk for chunk, _, _ in passes])] = (
                 out.cpu().double().numpy())
     values = values.tolist()
-    return [{"logprobs": [values[r] for r in mine], "offsets": [list(o) for o in unit.offsets]}
+    return [{"logprobs": [values[r] for r in mine], "offsets": result_offsets(unit.offsets)}
             for unit, mine in zip(units, unit_rows)]
 
 

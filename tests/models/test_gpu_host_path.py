@@ -237,7 +237,7 @@ def masked_per_pass(lm, units, max_rows, token_budget):
             else:
                 logits = lm.model(input_ids=input_ids, attention_mask=attention).logits[at, pos]
             values[chunk] = torch.log_softmax(logits.float(), dim=-1)[at, gold].double().numpy()
-    return [{"logprobs": [float(values[r]) for r in mine], "offsets": [list(o) for o in u.offsets]}
+    return [{"logprobs": [float(values[r]) for r in mine], "offsets": [tuple(o) for o in u.offsets]}
             for u, mine in zip(units, unit_rows)]
 
 
