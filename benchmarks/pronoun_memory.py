@@ -192,28 +192,22 @@ def ratio_part(before, repeats: int) -> dict:
             "ratio_cpu": min(cpu["before"]) / min(cpu["after"])}
 
 
-def floor_part(work: dict, repeats: int) -> dict:
-    """FLOPs of the study's scoring (from `work`'s counts) over the best measured fp32 rate."""
-    import torch
-
-    from models.loading import load_scorer
-
-    config = load_scorer("smollm2-135m").model.config
+def model_flops(config) -> tuple[int, int, int]:
+    """(FLOPs per token position through the layers' linear maps, per attended pair of
+    positions, per row of the vocabulary head) of a decoder with this config."""
     d, d_ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or d // heads
     kv = config.num_key_value_heads * head_dim
     per_position = 2 * layers * (d * d + 2 * d * kv + d * d + 3 * d * d_ff)
     per_pair = 4 * layers * heads * head_dim       # QK^T and PV, 2 flops per multiply-add
-    head = 2 * d * config.vocab_size
-    total = work["total"]
-    flops = {"linear": total["after_positions"] * per_position,
-             "attention": total["after_attention_pairs"] * per_pair,
-             "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit
-    by_part = {part: {"linear": row["after_positions"] * per_position,
-                      "attention": row["after_attention_pairs"] * per_pair,
-                      "attention_unmasked_only": row["after_attention_pairs_unmasked"] * per_pair}
-               for part, row in work.items()}
+    return per_position, per_pair, 2 * d * config.vocab_size
+
+
+def best_matmul_rate(d: int, d_ff: int, repeats: int) -> list[float]:
+    """FLOP/s of a (2048 x d) @ (d x d_ff) float32 product on torch's threads, `repeats` times."""
+    import torch
+
     x = torch.randn(2048, d)
     w = torch.randn(d, d_ff)
     rates = []
@@ -222,6 +216,27 @@ def floor_part(work: dict, repeats: int) -> dict:
         for _ in range(20):
             x @ w
         rates.append(20 * 2 * 2048 * d * d_ff / (time.perf_counter() - start))
+    return rates
+
+
+def floor_part(work: dict, repeats: int) -> dict:
+    """FLOPs of the study's scoring (from `work`'s counts) over the best measured fp32 rate."""
+    import torch
+
+    from models.loading import load_scorer
+
+    config = load_scorer("smollm2-135m").model.config
+    d, d_ff = config.hidden_size, config.intermediate_size
+    per_position, per_pair, head = model_flops(config)
+    total = work["total"]
+    flops = {"linear": total["after_positions"] * per_position,
+             "attention": total["after_attention_pairs"] * per_pair,
+             "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit
+    by_part = {part: {"linear": row["after_positions"] * per_position,
+                      "attention": row["after_attention_pairs"] * per_pair,
+                      "attention_unmasked_only": row["after_attention_pairs_unmasked"] * per_pair}
+               for part, row in work.items()}
+    rates = best_matmul_rate(d, d_ff, repeats)
     rate = max(rates)
     return {"flops": flops, "total_flops": sum(flops.values()),
             "matmul_gflops_best": rate / 1e9, "matmul_gflops_all": [r / 1e9 for r in rates],

@@ -381,6 +381,114 @@ def floor(lm) -> dict:
     return out
 
 
+# --streams: how the engine's CPU layout (models.cpu_streams) does quiet and under load
+STREAM_MODES = {
+    # name: (GBSTATS_CPU_STREAMS, torch threads; None: the process's default)
+    "two one-thread streams": ("", None),
+    "one batch at a time, torch's threads (before)": ("1", None),
+    "one batch at a time, one thread": ("1", 1),
+}
+BURNER = "while True:\n    pass\n"
+
+
+def scored_nodes(ids_sorted, commit: int, targets) -> int:
+    """Rows the vocabulary head runs on: per commit batch, the distinct beginnings whose
+    next token some unit scores (models.causal runs the head once per tree node)."""
+    nodes = 0
+    for start in range(0, len(ids_sorted), commit):
+        nodes += len({tuple(ids[:p]) for ids, ts in zip(ids_sorted[start:start + commit],
+                                                       targets[start:start + commit])
+                      for p in ts if p > 0})
+    return nodes
+
+
+def stream_floor(lm, prefixes, continuations, commit: int, rate: float) -> dict:
+    """The FLOP floor of scoring these texts as the engine lays them out: the layers at every
+    position run, attention over the pairs the tree mask keeps, the head at every distinct
+    scored node; at `rate` FLOP/s."""
+    import models.causal as causal
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    unique = list(dict.fromkeys(zip(prefixes, continuations)))
+    units = sorted(causal.prepare_units(lm, [p for p, _ in unique], [c for _, c in unique],
+                                        "prepend"), key=lambda u: u.ids)
+    work = pm.design_work([u.ids for u in units], commit)
+    per_position, per_pair, head = pm.model_flops(lm.model.config)
+    nodes = scored_nodes([u.ids for u in units], commit, [u.targets for u in units])
+    flops = (work["after_positions"] * per_position + work["after_attention_pairs"] * per_pair
+             + nodes * head)
+    return {"texts": len(units), "positions_run": work["after_positions"], "head_rows": nodes,
+            "flops": flops, "floor_seconds": flops / rate}
+
+
+def streams(lm, n: int, reps: int, commits: list[int]) -> dict:
+    """Each workload in each STREAM_MODES layout and commit size, quiet and with a burner
+    (a process spinning on one core): seconds (min over reps), the ratio to the FLOP floor
+    at the quiet two-thread matmul rate, and loaded / quiet throughput."""
+    import subprocess
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    from models.causal import score_continuations
+
+    config = lm.model.config
+    rate = max(pm.best_matmul_rate(config.hidden_size, config.intermediate_size, 5))
+    dawino, abc = genda_tables(n)
+    work = {"role_nouns": role_nouns_units(n),
+            "genda_abc": ([""] * len(abc), list(abc["sentence"])),
+            "genda_dawinobias": dawinobias_units(dawino)}
+    default_threads = torch.get_num_threads()
+    rows = []
+    for condition in ("quiet", "one core taken"):
+        burner = (subprocess.Popen([sys.executable, "-c", BURNER]) if condition != "quiet"
+                  else None)
+        try:
+            time.sleep(1.0 if burner else 0.0)
+            for name, (prefixes, continuations) in work.items():
+                for mode, (env, threads) in STREAM_MODES.items():
+                    for commit in commits:
+                        os.environ["GBSTATS_CPU_STREAMS"] = env
+                        torch.set_num_threads(threads or default_threads)
+                        seconds = [timed(lambda c: score_continuations(
+                            prefixes, continuations, lm=lm, batch_size=commit, cache_dir=c,
+                            use_cache=False, progress=False)) for _ in range(reps)]
+                        rows.append({"condition": condition, "workload": name, "mode": mode,
+                                     "commit": commit, "seconds": seconds,
+                                     "load_average": os.getloadavg()[0]})
+                        print(f"{condition} {name} {mode} commit {commit}: "
+                              f"{min(seconds):.2f} s", flush=True)
+        finally:
+            os.environ.pop("GBSTATS_CPU_STREAMS", None)
+            torch.set_num_threads(default_threads)
+            if burner is not None:
+                burner.kill()
+                burner.wait()
+    floors = {(name, commit): stream_floor(lm, *units, commit, rate)
+              for name, units in work.items() for commit in commits}
+    quiet = {(r["workload"], r["mode"], r["commit"]): min(r["seconds"]) for r in rows
+             if r["condition"] == "quiet"}
+    for r in rows:
+        best = min(r["seconds"])
+        key = (r["workload"], r["mode"], r["commit"])
+        r["times_floor"] = best / floors[(r["workload"], r["commit"])]["floor_seconds"]
+        r["throughput_vs_quiet"] = quiet[key] / best
+    return {"n": n, "reps": reps, "matmul_gflops_best": rate / 1e9,
+            "floors": [{"workload": name, "commit": commit, **f}
+                       for (name, commit), f in floors.items()],
+            "rows": rows,
+            "note": "seconds: min over reps, cache off; times_floor: seconds over the FLOP floor "
+                    "(layers at every position run, attention pairs kept by the tree mask, the "
+                    "vocabulary head at every distinct scored node) at the best float32 matmul "
+                    "rate measured here on torch's threads; throughput_vs_quiet: the same "
+                    "layout's quiet seconds over these; the burner is one Python process "
+                    "spinning on one core"}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=256, help="texts per workload (default: %(default)s)")
@@ -396,9 +504,29 @@ def main(argv=None) -> dict:
     p.add_argument("--floor", action="store_true",
                    help="only count role_nouns' and genda_lens' whole scoring work and its FLOP "
                         "floor (scores nothing); updates the \"floor\" entry of the JSON")
+    p.add_argument("--streams", action="store_true",
+                   help="only time the CPU layouts (models.cpu_streams) quiet and with one core "
+                        "taken by a burner; updates the \"streams\" entry of the JSON")
+    p.add_argument("--commits", default="32,128",
+                   help="--streams: commit sizes to time (default: %(default)s)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     out = Path(args.out)
+    if args.streams:
+        from models.loading import load_scorer
+
+        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
+        doc["streams"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          "load_average_before": list(os.getloadavg()),
+                          **streams(load_scorer("smollm2-135m"), args.n, args.reps,
+                                    [int(c) for c in args.commits.split(",")]),
+                          "load_average_after": list(os.getloadavg()),
+                          "machine": {"cpu_count": os.cpu_count(),
+                                      "platform": platform.platform()},
+                          "versions": {k: version(k) for k in ("torch", "transformers")}}
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out} (streams)")
+        return doc
     if args.floor:
         from models.loading import load_scorer
 
