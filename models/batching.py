@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from gbstats.errors import DataValidationError
 from models.cache import ScoreCache, count_nonfinite
+from models.cpu_streams import stream_plan
 from models.engine import current_engine
 
 PROGRESS_THRESHOLD = 256  # units; shorter runs show no bar unless asked
@@ -152,6 +153,7 @@ class RunStats:
     cache_nonfinite: int = 0
     computed: int = 0
     engine: str = "local"  # where the misses were scored (models.engine)
+    commit_size: int = 0  # units per batch this run used (0: nothing was scored)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -161,8 +163,12 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
               sort_keys: Sequence | Callable[[Sequence], Sequence],
               score_batch: Callable[[list], list], batch_size: int,
               cache: ScoreCache | None, progress: bool | None = None,
-              desc: str = "scoring", model: str = "the model") -> tuple[list, RunStats]:
+              desc: str = "scoring", model: str = "the model",
+              spread: bool = False) -> tuple[list, RunStats]:
     """Score `units` (results in input order) with dedupe, cache and sorted batches.
+
+    spread: `batch_size` is the CPU's default, cut smaller when the units to score are few
+    (`spread_commit_size`, over models.cpu_streams' streams).
 
     sort_keys: the order units are scored in. Lengths cut padding; token-id
     lists (sorted lexicographically) put texts that share a beginning into one
@@ -177,7 +183,7 @@ def run_units(units: Sequence | Callable[[], Sequence], *, keys: Sequence[str],
     try:
         with older_objects_frozen():
             return _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress,
-                              desc, model)
+                              desc, model, spread)
     finally:
         SCORING_TOTALS["seconds"] += time.perf_counter() - started
 
@@ -206,7 +212,8 @@ def older_objects_frozen():
         gc.unfreeze()
 
 
-def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress, desc, model):
+def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress, desc, model,
+               spread=False):
     stats = RunStats(n_units=len(keys))
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
@@ -231,6 +238,9 @@ def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress,
     bar = None
     if show and todo:
         bar = progress_bar(len(todo), desc)
+    if spread:
+        batch_size = spread_commit_size(len(todo), batch_size, stream_plan()[0])
+    stats.commit_size = batch_size
     batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
     engine = current_engine()
     stats.engine = engine.name
@@ -254,13 +264,19 @@ def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress,
 # Two sizes, kept apart: the commit size is how many units go to the engine and
 # into the cache at once (what a killed run can lose); the token budget is how
 # many padded tokens one forward pass holds (what keeps a GPU busy without
-# running out of memory). On a CPU a forward of 32 short texts already fills
-# the cores, so one forward per commit batch is kept there. On a GPU small
+# running out of memory). On a CPU one forward per commit batch is kept there, and
+# commit batches of 128 texts: short texts (role_nouns' ~2.3 token positions each once
+# beginnings are shared) leave a forward of 32 mostly per-operation overhead (512
+# role_nouns texts in two streams: 1.78 s at 32, 1.31 s at 128; ABC and DaWinoBias
+# within 8% either way; study_scoring.json "streams"). A run of few texts is cut
+# smaller (`spread_commit_size`), so that every stream gets work. On a GPU small
 # forwards leave the kernels idle most of the wall time (issue 26: 9-12% busy at
 # batch 256), so a commit batch is large and is cut into length-sorted forwards
 # of about TOKEN_BUDGET tokens; a bare forward of that size reached 44-46% of
 # an H100's FLOP ceiling for a 1.7B model.
-COMMIT_SIZE = {"cpu": 32, "mps": 32, "cuda": 4096, "auto": 4096}
+COMMIT_SIZE = {"cpu": 128, "mps": 32, "cuda": 4096, "auto": 4096}
+# a CPU run of few texts is cut into batches no smaller than this (the commit size before)
+MIN_CPU_COMMIT = 32
 TOKEN_BUDGET = {"cuda": 12288, "auto": 12288}
 # Running a shared prefix once saves work on a CPU, where each token's cost is
 # compute; on a GPU the packed rows' 4D masks and bookkeeping cost more than
@@ -273,6 +289,19 @@ class BatchPlan:
     commit_size: int  # units per cache commit and per engine batch
     token_budget: int | None  # padded tokens per forward pass; None: one forward per commit batch
     share_prefixes: bool  # causal LMs: run a shared beginning once (packed rows)
+    # the device's default commit size on a CPU: cut smaller for a run of few texts
+    spread: bool = False
+
+
+def spread_commit_size(n_units: int, commit_size: int, streams: int) -> int:
+    """At most `commit_size` units per batch, but at least two batches per stream when the
+    run is small: 335 texts in batches of 128 would leave one of two streams idle through
+    the last batch; in four of 84 both work to the end. Never below MIN_CPU_COMMIT (or the
+    commit size, if that is smaller)."""
+    if streams <= 1 or n_units <= 0:
+        return commit_size
+    return max(min(commit_size, math.ceil(n_units / (2 * streams))),
+               min(MIN_CPU_COMMIT, commit_size))
 
 
 def plan_batches(device_type: str, *, batch_size: int | None = None,
@@ -294,7 +323,8 @@ def plan_batches(device_type: str, *, batch_size: int | None = None,
         commit_size=batch_size or default_commit,
         token_budget=token_budget if token_budget is not None else TOKEN_BUDGET.get(device_type),
         share_prefixes=(device_type in SHARE_PREFIXES_BY_DEFAULT if share_prefixes is None
-                        else share_prefixes))
+                        else share_prefixes),
+        spread=batch_size is None and device_type == "cpu")
 
 
 def token_budget_chunks(lengths: Sequence[int], budget: int) -> list[list[int]]:

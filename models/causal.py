@@ -744,9 +744,10 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
     results, stats = run_units(lambda: prepare_units(lm, prefixes, continuations, bos), keys=keys,
                                sort_keys=sort_keys, score_batch=scorer,
                                batch_size=plan.commit_size, cache=open_cache(cache_dir, use_cache),
-                               progress=progress, desc=f"causal {lm.name}", model=lm.name)
+                               progress=progress, desc=f"causal {lm.name}", model=lm.name,
+                               spread=plan.spread)
     out = stats.as_dict()
-    out.update(commit_size=plan.commit_size, token_budget=plan.token_budget,
+    out.update(commit_size=stats.commit_size or plan.commit_size, token_budget=plan.token_budget,
                share_prefixes=share)
     return results, out
 

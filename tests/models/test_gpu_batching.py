@@ -12,7 +12,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.batching import COMMIT_SIZE, TOKEN_BUDGET, plan_batches, token_budget_chunks
+from models.batching import (COMMIT_SIZE, TOKEN_BUDGET, plan_batches, spread_commit_size,
+                             token_budget_chunks)
 from models.causal import score_sentences, token_surprisals
 from models.masked import pll_sentences
 from tiny_models import SENTENCES
@@ -34,7 +35,9 @@ def test_token_budget_chunks_respect_the_budget_and_take_every_unit_once():
 
 def test_the_plan_per_device():
     cpu = plan_batches("cpu")
-    assert (cpu.commit_size, cpu.token_budget, cpu.share_prefixes) == (32, None, True)
+    assert (cpu.commit_size, cpu.token_budget, cpu.share_prefixes, cpu.spread) == \
+        (128, None, True, True)
+    assert not plan_batches("cpu", batch_size=128).spread  # a size asked for is kept
     gpu = plan_batches("cuda")
     assert (gpu.commit_size, gpu.token_budget, gpu.share_prefixes) == \
         (COMMIT_SIZE["cuda"], TOKEN_BUDGET["cuda"], False)
@@ -46,6 +49,28 @@ def test_the_plan_per_device():
         plan_batches("cpu", token_budget=0)
     with pytest.raises(DataValidationError, match="batch_size"):
         plan_batches("cpu", batch_size=-3)
+
+
+def test_a_small_cpu_run_gives_every_stream_two_batches():
+    # hand-worked: 335 texts, two streams: ceil(335 / 4) = 84 a batch, four batches
+    assert spread_commit_size(335, 128, streams=2) == 84
+    assert spread_commit_size(64_800, 128, streams=2) == 128  # a big run keeps the default
+    assert spread_commit_size(40, 128, streams=2) == 32  # never below the old default
+    assert spread_commit_size(40, 16, streams=2) == 16  # nor above a smaller commit size
+    assert spread_commit_size(335, 128, streams=1) == 128  # one stream: nothing to spread
+
+
+def test_the_run_records_the_commit_size_it_used(tiny_gpt2, monkeypatch):
+    from models.causal import unit_logprobs
+
+    monkeypatch.setenv("GBSTATS_CPU_STREAMS", "2")
+    texts = [f"Text number {k} is here." for k in range(100)]
+    _, stats = unit_logprobs(tiny_gpt2, [""] * 100, texts, bos="prepend", batch_size=None,
+                             cache_dir=None, use_cache=False, progress=False)
+    assert stats["commit_size"] == 32 and stats["computed"] == 100  # max(ceil(100/4), 32)
+    _, stats = unit_logprobs(tiny_gpt2, [""] * 100, texts, bos="prepend", batch_size=10,
+                             cache_dir=None, use_cache=False, progress=False)
+    assert stats["commit_size"] == 10
 
 
 @pytest.mark.parametrize("share", [True, False])
