@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbstats.errors import GbstatsError, MissingDependencyError, UnknownNameError
-from models.cpu_streams import map_in_streams, stream_plan
+from models.cpu_streams import map_in_streams, stream_plan, worth_streaming
 
 ENGINES = ("local", "ray")
 RAY_INSTALL_HINT = "pip install 'gbstats[ray]' (or: pip install -c constraints.txt ray)"
@@ -131,9 +131,11 @@ class BatchScorer:
                 and self.lm is not None
                 and getattr(self.lm, "device_type", "cpu") == "cuda")
 
-    def load(self) -> None:
-        """Load what the model loads lazily (its weights, its tokenizer), here and now."""
-        self.lm.model, self.lm.tokenizer
+    def worth_streaming(self) -> bool:
+        """Whether its model is big enough for CPU streams (models.cpu_streams). Loads what
+        loads lazily (the weights, the tokenizer) here, so that no two streams load it."""
+        self.lm.tokenizer
+        return worth_streaming(self.lm.model)
 
     @property
     def on_cpu(self) -> bool:
@@ -215,8 +217,8 @@ class LocalEngine:
         takes a core). Elsewhere each batch is scored when its turn comes."""
         if isinstance(scorer, BatchScorer) and scorer.on_cpu and len(batches) > 1:
             streams, threads = stream_plan()
-            if streams > 1:
-                yield from map_in_streams(scorer, batches, streams, threads, scorer.load)
+            if streams > 1 and scorer.worth_streaming():
+                yield from map_in_streams(scorer, batches, streams, threads)
                 return
         with torch_threads_for_load():
             if not (isinstance(scorer, BatchScorer) and scorer.overlaps and len(batches) > 1):

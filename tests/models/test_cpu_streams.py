@@ -88,6 +88,8 @@ def test_streams_give_the_same_scores_as_one_batch_at_a_time(smollm, monkeypatch
     streamed = causal.score_continuations(prefixes, continuations, lm=smollm, batch_size=8,
                                           use_cache=False, progress=False)["logprob"].to_numpy()
     assert any(name.startswith("gbstats-scoring") for name in threads)
+    from models.cpu_streams import worth_streaming
+    assert worth_streaming(smollm.model)
     threads.clear()
     monkeypatch.setenv(STREAMS_ENV, "1")
     before = torch.get_num_threads()
@@ -99,3 +101,19 @@ def test_streams_give_the_same_scores_as_one_batch_at_a_time(smollm, monkeypatch
         torch.set_num_threads(before)
     assert threads == {threading.current_thread().name}
     np.testing.assert_array_equal(streamed, one_by_one)
+
+
+def test_a_tiny_model_scores_one_batch_at_a_time(tiny_gpt2, monkeypatch):
+    """Its batches take about a millisecond, as long as handing one to a stream: no streams."""
+    from models.cpu_streams import MIN_STREAM_PARAMETERS, worth_streaming
+
+    assert sum(p.numel() for p in tiny_gpt2.model.parameters()) < MIN_STREAM_PARAMETERS
+    assert not worth_streaming(tiny_gpt2.model)
+    threads = set()
+    forward = causal.forward_logprobs
+    monkeypatch.setattr(causal, "forward_logprobs", lambda *a, **k: threads.add(
+        threading.current_thread().name) or forward(*a, **k))
+    monkeypatch.setenv(STREAMS_ENV, "2")
+    causal.score_sentences([f"Text {k} is here." for k in range(40)], lm=tiny_gpt2,
+                           batch_size=4, use_cache=False, progress=False)
+    assert threads == {threading.current_thread().name}
