@@ -1,8 +1,10 @@
 """The Ray engine on a real local Ray instance: the same numbers as the local engine, a killed
 driver resumes, a killed worker is retried with nothing lost or duplicated, clear errors.
 
-One Ray instance (2 CPUs, no dashboard) is started per session and reused; each test makes
-its own actors. Tiny models keep the CPU cost low; the embedded model runs on a small slice.
+One Ray instance (no dashboard) is started per session and reused, and so are two actors
+for the tests that score through an engine of their own making (`two_actors`); a study, the
+CLI and a child driver start their own. Tiny models keep the CPU cost low; the embedded
+model runs on a small slice.
 """
 from __future__ import annotations
 
@@ -56,6 +58,12 @@ def _child_env() -> dict:
     return env
 
 
+# Logical CPUs, which Ray only counts (it pins nothing to a core): room for the two
+# module-wide actors (`warm_actors`, 1 CPU each) beside the two that a study, the CLI or a
+# child driver starts while they are alive.
+RAY_CPUS = 4
+
+
 @pytest.fixture(scope="session")
 def ray_instance():
     """A local Ray instance for the whole session (starting one costs ~10 s)."""
@@ -64,18 +72,34 @@ def ray_instance():
         from models.engine import environment_for_ray_start
 
         with environment_for_ray_start():  # earlier tests may have started R (rpy2)
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
+            ray.init(num_cpus=RAY_CPUS, include_dashboard=False, logging_level="ERROR",
                      log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     if started:
         ray.shutdown()
 
 
-@pytest.fixture
-def two_actors(ray_instance):
+@pytest.fixture(scope="module")
+def warm_actors(ray_instance):
+    """Two actors shared by the tests that score through an engine they hold. An actor's
+    start is most of such a test's time: a Ray worker that imports torch and transformers
+    and loads the model, about 5 s of CPU each on the 2-core machine, where a whole sweep
+    of 1,000 batches takes 2-3 s. What the tests assert holds for any pool of two actors,
+    fresh or not: the same numbers as the local engine, a resume that keeps the cache's
+    entries, a killed actor restarted (Ray restarts it in place, and the next test that
+    uses the pool gets the restarted one)."""
     engine = RayEngine(actors=2)
     yield engine
     engine.close()
+
+
+@pytest.fixture
+def two_actors(warm_actors):
+    """The module's two actors, with the counts a test reads (which processes returned a
+    batch, how many batches came back) started afresh for this test."""
+    warm_actors.worker_pids = set()
+    warm_actors.batches_received = 0
+    return warm_actors
 
 
 def test_ray_equals_local_bit_for_bit(tiny_gpt2, tiny_bert, two_actors):
@@ -105,7 +129,7 @@ N_KILL = 3000
 
 @pytest.mark.slow
 def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny_gpt2, ray_instance,
-                                                             tmp_path, cache_dir):
+                                                             two_actors, tmp_path, cache_dir):
     stimuli = tmp_path / "stimuli.csv"
     texts = [f"the student number {i} said they would come" for i in range(N_KILL)]
     pd.DataFrame({"item": range(N_KILL), "text": texts}).to_csv(stimuli, index=False)
@@ -118,12 +142,8 @@ def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny
     db = cache_dir / CACHE_FILE
     survived = kill_mid_write(driver, db, after=100, total=N_KILL, timeout=300)
 
-    engine = RayEngine(actors=2)  # the re-run: same cache, the session's Ray instance
-    try:
-        with use_engine(engine):
-            resumed = score_sentences(texts, lm=tiny_gpt2, cache_dir=cache_dir, batch_size=2)
-    finally:
-        engine.close()
+    with use_engine(two_actors):  # the re-run: same cache, the session's Ray instance
+        resumed = score_sentences(texts, lm=tiny_gpt2, cache_dir=cache_dir, batch_size=2)
     run = resumed.attrs["run"]
     assert run["cache_hits"] == len(survived)  # what the killed driver committed is kept
     assert run["computed"] == N_KILL - len(survived)  # and not scored again
@@ -135,10 +155,10 @@ def test_a_killed_driver_loses_at_most_its_batches_in_flight(tiny_gpt2_dir, tiny
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_sweep_is_retried_nothing_lost_or_duplicated(tiny_gpt2, ray_instance,
+def test_a_worker_killed_mid_sweep_is_retried_nothing_lost_or_duplicated(tiny_gpt2, two_actors,
                                                                          cache_dir):
     texts = [f"the teacher number {i} said they had left" for i in range(2000)]
-    engine = RayEngine(actors=2)
+    engine = two_actors  # counts from 0 for this test; the killed actor is Ray's to restart
     outcome: dict = {}
 
     def sweep():
@@ -155,10 +175,9 @@ def test_a_worker_killed_mid_sweep_is_retried_nothing_lost_or_duplicated(tiny_gp
         victim = next(iter(engine.worker_pids))
         os.kill(victim, signal.SIGKILL)  # one of our own actor processes, mid-sweep
         received_at_kill = engine.batches_received
-        worker.join(timeout=600)
-        assert not worker.is_alive()
     finally:
-        engine.close()
+        worker.join(timeout=600)
+    assert not worker.is_alive()
     n_batches = len(texts) // 2
     assert received_at_kill < n_batches, "the kill must land mid-sweep for this test to mean anything"
     assert victim in engine.worker_pids and len(engine.worker_pids) >= 3  # restarted, and it worked
