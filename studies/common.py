@@ -56,10 +56,25 @@ def add_common_flags(parser: argparse.ArgumentParser, study: str, *, model_none:
         parser.add_argument("--draws", type=positive_int, default=1000,
                             help="posterior draws per chain (default: %(default)s; a twin "
                                  "that has not converged is refitted with up to 4x as many)")
+        parser.add_argument("--max-draws", type=positive_int, default=None, metavar="N",
+                            help="the most draws per chain a twin that has not converged is "
+                                 "refitted with (default: 4x --draws; equal to --draws: no "
+                                 "refits, the first attempt is reported with its diagnostics)")
         parser.add_argument("--prior-sensitivity", action="store_true",
                             help="refit every Bayesian twin with priors twice as wide and "
                                  "report both side by side (table prior_sensitivity)")
     return parser
+
+
+def check_twin_budget(args: argparse.Namespace) -> None:
+    """--max-draws below --draws is refused before anything runs (the twins would stop
+    with the same error only when the first one is fitted, after the scoring)."""
+    max_draws, draws = getattr(args, "max_draws", None), getattr(args, "draws", None)
+    if max_draws is not None and draws is not None and max_draws < draws:
+        raise DataValidationError("the twins' refit budget is below the draws asked for",
+                                  source="--max-draws",
+                                  expected=f"at least --draws ({draws}), or left out "
+                                           f"(4x --draws)", found=str(max_draws))
 
 
 class OneModel(argparse.Action):

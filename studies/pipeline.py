@@ -48,9 +48,9 @@ from gbstats.exclusions import ExclusionLog
 from models.batching import scoring_totals
 from models.cache import rejected_snapshot, rejected_summary, stored_summary
 from models.engine import add_engine_flags, engine_from_args
-from studies.common import (DEFAULT_MODEL, add_common_flags, dataset_checksums, load_model,
-                            model_record, ranked_model_names, say, show_gbstats_progress,
-                            wants_model)
+from studies.common import (DEFAULT_MODEL, add_common_flags, check_twin_budget,
+                            dataset_checksums, load_model, model_record, ranked_model_names,
+                            say, show_gbstats_progress, wants_model)
 
 Step = Callable[["Run", Any], Any]
 
@@ -232,7 +232,8 @@ class Run:
                       "which keeps no data to refit; rerun with --no-cache")
             return
         say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
-        self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0)
+        self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0,
+                                                         max_draws=self.max_draws)
         from gbstats.report.model_table import fit_term_labels
 
         self.prior_sensitivity_terms.update(fit_term_labels(twin))
@@ -282,7 +283,7 @@ class Run:
         fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
                              draws=options["draws"], seed=options["seed"], loo=loo,
                              optimizer=optimizer, contrasts=contrasts, priors=priors,
-                             twin_started=started, **self.cache)
+                             twin_started=started, max_draws=options["max_draws"], **self.cache)
         if started is not None:
             self._background_twins[name] = started.waited
         if twin:
@@ -315,7 +316,13 @@ class Run:
 
         return twin_options(family=family, contrasts=contrasts, priors=priors, loo=loo,
                             draws=getattr(self.args, "draws", 1000) if draws is None else draws,
-                            seed=self.seed if seed is None else seed)
+                            seed=self.seed if seed is None else seed,
+                            max_draws=self.max_draws)
+
+    @property
+    def max_draws(self) -> int | None:
+        """--max-draws: every twin's refit budget of draws per chain (None: the default)."""
+        return getattr(self.args, "max_draws", None)
 
     def cancel_background_fits(self) -> None:
         """Forget the twins started and not yet collected (a run that stops early)."""
@@ -766,6 +773,7 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
     try:
         with INTERRUPTS:
             args = study.build_parser(prog).parse_args(argv)
+            check_twin_budget(args)
             # provenance records what a user types to run it again: `python -m studies.<name> ...`
             _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
     except GbstatsError as exc:

@@ -119,13 +119,15 @@ def fit_alignment_lmm(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
                       participant: str = "participant", group_order: Sequence | None = None,
                       backends: Sequence[str] = ("lme4",), bayes: bool = False,
                       draws: int = 1000, seed: int = 0, item_by_group: bool = True,
-                      use_cache: bool = False, cache_dir=None) -> tuple[pd.DataFrame, dict]:
+                      use_cache: bool = False, cache_dir=None,
+                      max_draws: int | None = None) -> tuple[pd.DataFrame, dict]:
     """Fit the alignment mixed model (module docstring) with lme4 and/or PyMC.
 
     backends: mixed-model backends for `gbstats.fit_lmm` (lme4 is the one that
     fits crossed random effects); bayes: also fit the Bayesian twin with
     `gbstats.fit_bayes` (bambi's default priors; bambi models the participant
-    intercept and slope as independent, a note in its warnings says so).
+    intercept and slope as independent, a note in its warnings says so); max_draws: the
+    twin's refit budget (`gbstats.mixed.fitting.fit_bayes_twin`).
 
     Returns (table, fits): table has ALIGNMENT_LMM_COLUMNS for every fixed
     term of every fit, with terms renamed for readers ("score_z",
@@ -139,7 +141,7 @@ def fit_alignment_lmm(item_scores: pd.DataFrame, trials: pd.DataFrame, *, group:
                               item_keys=item_keys, participant=participant,
                               group_order=group_order)
     fits = fit_with_twin(alignment_formula(item_by_group), rows, backends=list(backends),
-                         bayes=bayes, draws=draws, seed=seed, loo=False,
+                         bayes=bayes, draws=draws, seed=seed, loo=False, max_draws=max_draws,
                          use_cache=use_cache, cache_dir=cache_dir)
     tables = []
     for label, fit in fits.items():

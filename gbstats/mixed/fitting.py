@@ -126,6 +126,11 @@ def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian"
         raise GbstatsError(f"unsupported family {family!r}; expected one of "
                            f"{', '.join(_BAYES_FAMILY)}")
     limit = MAX_DRAWS_FACTOR * draws if max_draws is None else max_draws
+    if limit < draws:
+        raise GbstatsError(f"the twin's refit budget is {limit} draws per chain, below the "
+                           f"{draws} draws asked for; expected a budget of at least the draws "
+                           f"(--max-draws {draws} or more, or leave it out: {MAX_DRAWS_FACTOR}x "
+                           f"the draws)")
     budget = TWIN_TIME_BUDGET_S if max_seconds is None else float(max_seconds)
     if not budget > 0:
         raise GbstatsError(f"the twin's time budget must be a positive number of seconds, "
@@ -358,13 +363,13 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                   optimizer: str | None = None, contrasts: Mapping | None = None,
                   use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
                   prior_widen: float = 1.0, twin_seconds: float | None = None,
-                  twin_started=None) -> dict:
+                  twin_started=None, max_draws: int | None = None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
-    go to the twin (`fit_bayes_twin`), and so does `twin_seconds`, its time
-    budget (`max_seconds`). The order of the dict is the
-    order of the rows in `stack_fits`. With `use_cache=True` a fit whose
+    go to the twin (`fit_bayes_twin`), and so do `twin_seconds`, its time
+    budget (`max_seconds`), and `max_draws`, its refits' budget of draws per
+    chain. The order of the dict is the order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
@@ -384,7 +389,8 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
             else cached_fit(fit_bayes_twin, formula, data,
                             **twin_options(family=family, draws=draws, tune=tune, seed=seed,
                                            loo=loo, contrasts=contrasts, priors=priors,
-                                           prior_widen=prior_widen, max_seconds=twin_seconds),
+                                           prior_widen=prior_widen, max_seconds=twin_seconds,
+                                           max_draws=max_draws),
                             **cache))
     return fits
 
@@ -392,13 +398,13 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
 def twin_options(*, family: str = "gaussian", draws: int = 1000, tune: int | None = None,
                  seed: int | None = None, loo: bool = True, contrasts: Mapping | None = None,
                  priors: Mapping | None = None, prior_widen: float = 1.0,
-                 max_seconds: float | None = None) -> dict:
+                 max_seconds: float | None = None, max_draws: int | None = None) -> dict:
     """The keywords of `fit_bayes_twin` as fit_with_twin passes them: one place, so that a
     twin started in the background (`studies.pipeline.Run.start_twin`) has the very
     fit-cache key of the one fit_with_twin would make."""
     return {"family": family, "draws": draws, "tune": tune, "seed": seed, "loo": loo,
             "contrasts": contrasts, "priors": priors, "prior_widen": prior_widen,
-            "max_seconds": max_seconds}
+            "max_seconds": max_seconds, "max_draws": max_draws}
 
 
 def reused_fits_note(fits: Mapping[str, Mapping]) -> list[str]:
@@ -469,10 +475,11 @@ def twin_refit_inputs(fit) -> tuple[pd.DataFrame, dict]:
     return rows, contrasts
 
 
-def prior_sensitivity(fit, widen: float = 2.0) -> pd.DataFrame:
+def prior_sensitivity(fit, widen: float = 2.0, max_draws: int | None = None) -> pd.DataFrame:
     """Refit a Bayesian twin with every default prior `widen` times wider
     (the same draws, seed and target acceptance; refitted until converged as
-    `fit_bayes_twin` does) and put the fixed effects side by side:
+    `fit_bayes_twin` does, up to `max_draws` draws per chain, at least the draws
+    of the fit) and put the fixed effects side by side:
     SENSITIVITY_COLUMNS, where shift_in_sd = (estimate_wide - estimate) / the
     default fit's posterior SD. Priors the caller set explicitly stay as set."""
     stats = fit.fit_stats
@@ -482,7 +489,9 @@ def prior_sensitivity(fit, widen: float = 2.0) -> pd.DataFrame:
                           tune=stats["n_tune"], seed=stats.get("seed"), loo=False,
                           contrasts=contrasts or None,
                           target_accept=stats.get("target_accept"),
-                          prior_widen=widen * stats.get("prior_widen", 1.0))
+                          prior_widen=widen * stats.get("prior_widen", 1.0),
+                          max_draws=None if max_draws is None else max(max_draws,
+                                                                       stats["n_draws"]))
     base = fit.coefs.set_index("term")
     other = wide.coefs.set_index("term").loc[base.index]
     table = pd.DataFrame({"term": base.index, "estimate": base["estimate"].to_numpy(),

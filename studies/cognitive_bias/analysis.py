@@ -253,9 +253,9 @@ def alpha_as_factor(rows: pd.DataFrame) -> pd.DataFrame:
 
 def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
                          seed: int, optimizer: str | None = None, use_cache: bool = False,
-                         cache_dir=None) -> dict:
+                         cache_dir=None, max_draws: int | None = None) -> dict:
     """{label: FitResult} for one dataset's rows: lme4 with alpha as factor and as number,
-    and the Bayesian twin of the numeric model.
+    and the Bayesian twin of the numeric model (refitted up to `max_draws` draws per chain).
 
     With `use_cache` every fit is reused from the fit cache when unchanged
     (gbstats.mixed.fit_cache). The factor fit comes with its marginal means
@@ -279,7 +279,7 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
     if bayes:
         fits[f"{BAYES_BACKEND}, alpha numeric"] = cached_fit(
             fit_bayes_twin, GLMM_FORMULA, rows, family="binomial", draws=draws, seed=seed,
-            **cache)
+            max_draws=max_draws, **cache)
     return fits
 
 

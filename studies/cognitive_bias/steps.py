@@ -158,8 +158,8 @@ def fit(run, s):
     rows = A.glmm_rows(analysed)
     s.glmms = {d: A.fit_stereotype_alpha(rows[rows["dataset"] == d].drop(columns="dataset"),
                                          lme4=use_lme4, bayes=run.bayes, draws=args.draws,
-                                         seed=run.seed, optimizer=args.glmm_optimizer,
-                                         **run.cache)
+                                         max_draws=run.max_draws, seed=run.seed,
+                                         optimizer=args.glmm_optimizer, **run.cache)
                for d in A.DATASETS}
     for dataset, fits in s.glmms.items():   # warnings and the reused-fits note
         run.record_fits(f"QA GLMM {dataset}", fits)

@@ -197,8 +197,10 @@ def rename_terms(fit, back: dict):
 
 
 def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, draws: int = 1000,
-                     seed: int = 0, use_cache: bool = True, cache_dir=None) -> dict:
-    """{spec.key: {"lme4": FitResult[, "pymc": FitResult]}}; twins only for rating models."""
+                     seed: int = 0, use_cache: bool = True, cache_dir=None,
+                     max_draws: int | None = None) -> dict:
+    """{spec.key: {"lme4": FitResult[, "pymc": FitResult]}}; twins only for rating models,
+    refitted up to `max_draws` draws per chain."""
     from gbstats.mixed.fitting import fit_with_twin
 
     fits = {}
@@ -211,7 +213,7 @@ def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, d
             safe, back = bambi_safe(contrasts)
             twin = fit_with_twin(spec.formula, rows, backends=[], family="binomial", bayes=True,
                                  draws=draws, seed=seed, loo=False, contrasts=safe,
-                                 use_cache=use_cache, cache_dir=cache_dir)
+                                 max_draws=max_draws, use_cache=use_cache, cache_dir=cache_dir)
             fits[spec.key]["pymc"] = rename_terms(twin["pymc"], back)
     return fits
 

@@ -79,7 +79,7 @@ def fit(run, state):
                 "alignment_fits": {}}
     tables = state["tables"]
     human = H.fit_human_models(tables, bayes=run.args.human_twins, draws=run.args.draws,
-                               seed=run.seed, **fit_cache(run))
+                               max_draws=run.max_draws, seed=run.seed, **fit_cache(run))
     for key, fits in human.items():
         run.warn(fit_warnings(fits, key))
     if run.args.human_twins:
@@ -102,8 +102,9 @@ def fit(run, state):
             if run.bayes:
                 safe, back = H.bambi_safe(contrasts)
                 twin = fit_with_twin(mirror.formula, rows, backends=[], bayes=True,
-                                     draws=run.args.draws, seed=run.seed, loo=False,
-                                     contrasts=safe, **fit_cache(run))
+                                     draws=run.args.draws, max_draws=run.max_draws,
+                                     seed=run.seed, loo=False, contrasts=safe,
+                                     **fit_cache(run))
                 fits = run.record_fits(f"model side: {mirror.key} (twin)",
                                        {**fits, "pymc": H.rename_terms(twin["pymc"], back)})
             model_fits[mirror.key] = fits

@@ -223,7 +223,8 @@ def fit(run, s):
             say(f"  {model}: {A.GLMM_FORMULA}")
             failures: list[str] = []
             s.fits[model] = A.fit_glmms(rows, lme4=use_lme4, bayes=run.bayes,
-                                        draws=args.draws, seed=run.seed, notes=failures)
+                                        draws=args.draws, max_draws=run.max_draws,
+                                        seed=run.seed, notes=failures)
             for failure in failures:
                 run.note(f"GLMM {model}: {failure}")
             for backend, fit in s.fits[model].items():

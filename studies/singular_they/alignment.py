@@ -132,7 +132,7 @@ def size_matched_table(scored: pd.DataFrame, human: pd.DataFrame, *, n_boot: int
 
 def alignment_lmm_table(scored: pd.DataFrame, human: pd.DataFrame, *, backends: list[str],
                         bayes: bool, draws: int, seed: int, use_cache: bool = False,
-                        cache_dir=None) -> tuple[pd.DataFrame, dict]:
+                        cache_dir=None, max_draws: int | None = None) -> tuple[pd.DataFrame, dict]:
     """The alignment mixed model per grouping (all items), on every backend.
 
     The reference group is the first of the grouping's order (non-innovators;
@@ -147,7 +147,8 @@ def alignment_lmm_table(scored: pd.DataFrame, human: pd.DataFrame, *, backends: 
         table, fits[grouping] = fit_alignment_lmm(items, trials, group=grouping, score=SCORE,
                                                   group_order=present, backends=backends,
                                                   bayes=bayes, draws=draws, seed=seed,
-                                                  use_cache=use_cache, cache_dir=cache_dir)
+                                                  max_draws=max_draws, use_cache=use_cache,
+                                                  cache_dir=cache_dir)
         tables.append(table.assign(grouping=grouping))
     return pd.concat(tables, ignore_index=True)[ALIGNMENT_LMM_FIELDS], fits
 
@@ -348,7 +349,8 @@ def fit_rq2(run, s) -> None:
         say("      the alignment mixed model: " + FORMULA_TEXT)
         table, s.alignment_fits = alignment_lmm_table(s.scored, s.human, backends=lme4,
                                                       bayes=twin, draws=args.draws,
-                                                      seed=run.seed, **run.cache)
+                                                      max_draws=run.max_draws, seed=run.seed,
+                                                      **run.cache)
         s.alignment_lmm = holm_families(table, lmm_family)
     else:
         run.note("the alignment mixed model has crossed random effects, which only lme4 (or "

@@ -18,21 +18,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs_model, pytest.mark.needs_r]
 FIT_FIELDS = {"backend", "term", "estimate", "se", "ci_low", "ci_high", "df", "p_value"}
 
 
-# Each twin samples DRAWS per chain and, not converged at that, is refitted at twice and
-# four times as many (fit_bayes_twin): at 100 the two alignment twins' refits at 400 draws
-# were most of this file's time (issue 41). Nothing here needs a converged twin: the
-# checks on the twins are structural, and the one on numbers (the model LMM's posterior
-# mean inside lme4's 95% interval) has room to spare at 50: the reported fit has 200 draws
-# x 2 chains, and its Monte Carlo error is a small fraction of a posterior SD, where the
-# interval's half-width is about two SEs.
+# Each twin samples DRAWS per chain and, with --max-draws DRAWS, is not refitted: by
+# default a twin not converged is refitted at twice and four times as many draws
+# (fit_bayes_twin), and at DRAWS = 50 those refits were 32 of this run's 98 s on a quiet
+# machine, most of them the two alignment twins' (issue 41; the refit rule is tested in
+# tests/stats/test_bayes*.py). Nothing here needs a converged twin: the checks on the twins
+# are structural, and the one on numbers (the model LMM's posterior mean inside lme4's 95%
+# interval) has room to spare: the reported fit has 50 draws x 2 chains, its Monte Carlo
+# error a fraction of a posterior SD (bulk ESS about 40), where the interval's half-width
+# is about two SEs.
 DRAWS = "50"
+TWIN_FLAGS = ["--draws", DRAWS, "--max-draws", DRAWS]
 
 
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("singular_they")
     cache = tmp_path_factory.mktemp("cache")
-    rc = main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50", "--alignment-twin",
+    rc = main(["--out", str(out), *TWIN_FLAGS, "--n-boot", "50", "--alignment-twin",
                "--cache-dir", str(cache)])
     assert rc == 0
     return out, json.loads((out / "results.json").read_text()), cache
@@ -50,6 +53,25 @@ def test_writes_every_output(default_run):
     prov = results["provenance"]
     assert prov["study"] == "singular_they" and prov["seed"] == 2023
     assert prov["models"][0]["name"] == "smollm2-135m"
+
+
+def test_max_draws_reaches_every_twin(default_run):
+    """--max-draws DRAWS: each of the four twins (model LMM, human model, the alignment
+    model per grouping) made one attempt at DRAWS draws, and a twin not converged says
+    that the draws budget stopped it."""
+    twins = default_run[1]["bayes_twins"]
+    assert len(twins) == 4, sorted(twins)
+    for name, record in twins.items():
+        assert [a["n_draws"] for a in record["attempts"]] == [int(DRAWS)], name
+        assert record["stopped_by"] == ("converged" if record["converged"] else "draws budget")
+
+
+def test_max_draws_below_draws_is_refused_before_anything_runs(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["--out", str(out), "--draws", "100", "--max-draws", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-draws" in err and "at least --draws (100)" in err and "found: 50" in err
+    assert not out.exists()
 
 
 def test_stimuli_summary_records(default_run):
@@ -214,7 +236,7 @@ def test_warm_rerun_reuses_every_score(default_run, tmp_path, monkeypatch):
 def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     _, results, cache = default_run
     out = tmp_path / "again"
-    assert main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50", "--alignment-twin",
+    assert main(["--out", str(out), *TWIN_FLAGS, "--n-boot", "50", "--alignment-twin",
                  "--cache-dir", str(cache)]) == 0
     again = json.loads((out / "results.json").read_text())
     # the fits and the seeded bootstrap tables of the first run come back unchanged
@@ -229,7 +251,7 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
 def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
     _, _, cache = default_run
     out = tmp_path / "no_twin"
-    assert main(["--out", str(out), "--draws", DRAWS, "--n-boot", "50",
+    assert main(["--out", str(out), *TWIN_FLAGS, "--n-boot", "50",
                  "--cache-dir", str(cache)]) == 0
     again = json.loads((out / "results.json").read_text())
     assert {r["backend"] for r in again["tables"]["alignment_lmm"]} == {"lme4"}
