@@ -23,9 +23,11 @@ tests/models/test_converted_model.py checks that both paths score alike.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,6 +319,7 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
     folder = gguf.parent
     version = importlib.metadata.version(package.dist)
     weights = content_fingerprint(gguf, f"model {spec.name!r}")
+    reads = GGUFReadOnce(gguf)  # one parse of the file for the tokenizer and the weights
 
     def load_tokenizer():
         _torch()
@@ -339,7 +342,8 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         before = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
         try:
-            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
+            with reads.once():
+                tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=spec.model_id)
         finally:
             hf_logging.set_verbosity(before)
         _require_sound_tokenizer(tokenizer, spec)
@@ -357,8 +361,10 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
         _say_converting(f"de-quantizing {spec.name}'s weights from its GGUF file to {dtype} "
                         f"(once per machine, about 20-45 s; kept in {converted.parent})")
         start = time.perf_counter()
-        model = plain_model(AutoModelForCausalLM.from_pretrained(
-            folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
+        with reads.once():
+            model = plain_model(AutoModelForCausalLM.from_pretrained(
+                folder, gguf_file=spec.model_id, dtype=resolve_dtype(dtype)))
+        reads.release()  # the weights are the file's last reader
         _save_converted(model, converted)
         _say_converting(f"converted {spec.name} in {time.perf_counter() - start:.0f} s")
         return model
@@ -368,6 +374,61 @@ def _load_embedded(spec: ModelSpec, dtype: str) -> LanguageModel:
                          load_weights=load_weights, model_type=spec.model_type,
                          load_tokenizer=load_tokenizer, fingerprint=weights,
                          content_path=gguf)
+
+
+# Converting an embedded model, transformers opens its GGUF file four times: the tokenizer's
+# config and vocabulary, then the model's config and weights, each with a new
+# gguf.GGUFReader that parses every metadata field (SmolLM2's 49,152 tokens and their
+# merges: about 2 s a time on a quiet 2-core machine). Mapping the tensor names, it builds
+# gguf's name table anew for each of the model's submodules (397 times for SmolLM2). The
+# first run on a fresh machine waits for all of it (issue 41, item 3): converting and
+# scoring 4 texts took 22-24 s, and 9-11 s with the file parsed and the table built once.
+_GGUF_PATCH = threading.RLock()
+
+
+class GGUFReadOnce:
+    """Within `once()`, every gguf.GGUFReader that transformers opens on `path` is the same
+    reader, parsed once, and gguf's tensor-name table is built once per architecture and
+    block count. The reader only reads (a read-only memory map), so sharing it gives the
+    same bytes; `release()` drops it when the conversion is done. Threads that convert at
+    the same time take turns (the swap of gguf's two names must not interleave)."""
+
+    def __init__(self, path: Path):
+        self.path = os.path.realpath(path)
+        self.reader = None
+        self.name_maps: dict = {}
+
+    @contextlib.contextmanager
+    def once(self):
+        try:
+            import gguf
+        except ImportError:  # transformers says what is missing, in its own words
+            yield
+            return
+        with _GGUF_PATCH:
+            original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
+
+            def reader(path, *args, **kwargs):
+                if args or kwargs or os.path.realpath(path) != self.path:
+                    return original_reader(path, *args, **kwargs)
+                if self.reader is None:
+                    self.reader = original_reader(path)
+                return self.reader
+
+            def name_map(arch, n_blocks):
+                if (arch, n_blocks) not in self.name_maps:
+                    self.name_maps[(arch, n_blocks)] = original_map(arch, n_blocks)
+                return self.name_maps[(arch, n_blocks)]
+
+            gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+            try:
+                yield
+            finally:
+                gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
+
+    def release(self) -> None:
+        self.reader = None
+        self.name_maps.clear()
 
 
 def _say_converting(message: str) -> None:

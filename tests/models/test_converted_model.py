@@ -25,6 +25,17 @@ def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, mon
     from models.registry import MODELS, embedded_model_folder
 
     monkeypatch.setenv("GBSTATS_MODEL_CACHE", str(tmp_path / "models"))
+    # transformers opens the GGUF file four times in a conversion (the tokenizer's config and
+    # vocabulary, the model's config and weights); each parse took about 2 s (issue 41)
+    import gguf
+
+    parsed, real_reader = [], gguf.GGUFReader
+
+    def counting_reader(path, *args, **kwargs):
+        parsed.append(path)
+        return real_reader(path, *args, **kwargs)
+
+    monkeypatch.setattr(gguf, "GGUFReader", counting_reader)
     spec = MODELS["smollm2-135m"]
     from_gguf = _load_embedded(spec, "float32")
     version = from_gguf.revision.split("==")[1]
@@ -37,6 +48,7 @@ def test_converted_model_scores_exactly_like_the_gguf_file(smollm, tmp_path, mon
     assert any("de-quantizing smollm2-135m's weights" in m for m in said), said
     assert any(m.startswith("converted smollm2-135m in ") for m in said), said
     caplog.clear()
+    assert len(parsed) == 1, parsed  # the tokenizer and the weights read one parse of the file
     # the first load saved both parts
     assert (converted_folder(spec.name, version, gguf_path, "tokenizer") / "tokenizer.json").exists()
     assert (converted_folder(spec.name, version, gguf_path, "float32") / "config.json").exists()
