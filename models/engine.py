@@ -214,10 +214,14 @@ class LocalEngine:
         each batch's result building and cache write); a killed run then loses up to two
         batches, not one. On a CPU with several cores the batches go to streams of one torch
         thread each (models.cpu_streams: torch's own threads stall whenever another process
-        takes a core). Elsewhere each batch is scored when its turn comes."""
-        if isinstance(scorer, BatchScorer) and scorer.on_cpu and len(batches) > 1:
+        takes a core); a model too small for streams scores its batches in turn on one torch
+        thread (`_one_thread`). Elsewhere each batch is scored when its turn comes."""
+        if isinstance(scorer, BatchScorer) and scorer.on_cpu and batches:
             streams, threads = stream_plan()
-            if streams > 1 and scorer.worth_streaming():
+            if streams > 1 and not scorer.worth_streaming():
+                yield from _one_thread(scorer, batches)
+                return
+            if streams > 1 and len(batches) > 1:
                 yield from map_in_streams(scorer, batches, streams, threads)
                 return
         with torch_threads_for_load():
@@ -235,6 +239,26 @@ class LocalEngine:
 
     def close(self) -> None:
         pass
+
+
+def _one_thread(scorer: Callable[[list], list],
+                batches: Sequence[list]) -> Iterator[tuple[int, list]]:
+    """Each batch in turn on one torch thread: for a model too small for streams
+    (models.cpu_streams.worth_streaming), too small for torch's threads as well. Its
+    operations take microseconds, and each of torch's parallel regions waits for every
+    thread: with the other core taken by another process, a layer norm of the tests' tiny
+    GPT-2 took 0.4-7.9 ms on two threads and 6-13 us on one (issue 41; 400 texts scored
+    in 5.6 s instead of well under one). Where streams are off (OMP_NUM_THREADS set by the
+    user, GBSTATS_CPU_STREAMS=1, one core) torch's threads are left as they are."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for index, batch in enumerate(batches):
+            yield index, scorer(batch)
+    finally:
+        torch.set_num_threads(before)
 
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("gbstats_scoring_engine",

@@ -104,16 +104,27 @@ def test_streams_give_the_same_scores_as_one_batch_at_a_time(smollm, monkeypatch
 
 
 def test_a_tiny_model_scores_one_batch_at_a_time(tiny_gpt2, monkeypatch):
-    """Its batches take about a millisecond, as long as handing one to a stream: no streams."""
+    """Its batches take about a millisecond, as long as handing one to a stream: no streams,
+    and one torch thread (its microsecond operations stall on torch's threads whenever
+    another process takes a core); torch's thread count is restored after."""
     from models.cpu_streams import MIN_STREAM_PARAMETERS, worth_streaming
 
     assert sum(p.numel() for p in tiny_gpt2.model.parameters()) < MIN_STREAM_PARAMETERS
     assert not worth_streaming(tiny_gpt2.model)
-    threads = set()
+    threads, torch_threads = set(), set()
     forward = causal.forward_logprobs
     monkeypatch.setattr(causal, "forward_logprobs", lambda *a, **k: threads.add(
-        threading.current_thread().name) or forward(*a, **k))
+        threading.current_thread().name) or torch_threads.add(torch.get_num_threads())
+        or forward(*a, **k))
     monkeypatch.setenv(STREAMS_ENV, "2")
-    causal.score_sentences([f"Text {k} is here." for k in range(40)], lm=tiny_gpt2,
-                           batch_size=4, use_cache=False, progress=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        causal.score_sentences([f"Text {k} is here." for k in range(40)], lm=tiny_gpt2,
+                               batch_size=4, use_cache=False, progress=False)
+        after = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
     assert threads == {threading.current_thread().name}
+    assert torch_threads == {1}
+    assert after == 2
