@@ -445,11 +445,12 @@ def glmm_rows(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
-              seed: int, notes: list | None = None, max_draws: int | None = None) -> dict:
+              seed: int, notes: list | None = None, max_draws: int | None = None,
+              loo: bool = True) -> dict:
     """{backend: FitResult} for GLMM_FORMULA on one model's unique instances:
     "blme" (the penalised fit, the default reading), "lme4" (plain glmer,
     kept beside it) when `lme4`, and "pymc" (the Bayesian twin, refitted up to `max_draws`
-    draws per chain) when `bayes`.
+    draws per chain, with PSIS-LOO unless `loo` is False) when `bayes`.
 
     When bglmer itself fails (its penalised IRLS can stop without converging
     on a handful of instances) the glmer fit is still made, and the failure
@@ -473,7 +474,7 @@ def fit_glmms(results: pd.DataFrame, *, lme4: bool, bayes: bool, draws: int,
         from gbstats.mixed.fitting import fit_bayes_twin
 
         fits["pymc"] = fit_bayes_twin(GLMM_FORMULA, data, family="binomial", draws=draws,
-                                      tune=draws, seed=seed, max_draws=max_draws)
+                                      tune=draws, seed=seed, max_draws=max_draws, loo=loo)
     return fits
 
 
