@@ -253,3 +253,39 @@ def test_chains_run_in_parallel_one_per_core():
     assert sample_kwargs("nutpie", 2, None, "diag")["nuts_sampler_kwargs"] == {"cores": cores}
     assert sample_kwargs("pymc", 2, None)["cores"] == cores
     assert sample_kwargs("nutpie", 1, None)["nuts_sampler_kwargs"]["cores"] == 1
+
+
+def test_the_group_effects_for_the_log_likelihood_are_bambis_own():
+    """add_log_likelihood computes Z u by a SciPy sparse product where bambi contracts a
+    pydata-sparse array through einsum (6 s of 9.4 s of LOO on 2,880 rows, issue 41): on
+    random draws for numeric and categorical group terms both give the same values, up to
+    the order of each row's few additions."""
+    import bambi as bmb
+    import xarray as xr
+    from bambi.utils import get_aliased_name
+
+    from gbstats.mixed.bayes import group_effects_by_sparse_product
+
+    data = pd.read_csv(REFERENCE / "random_intercept.csv")
+    model = bmb.Model("y ~ x + (1 + x | subject) + (0 + cond | subject)", data)
+    model.build()
+    graph, rng = model.backend.model, np.random.default_rng(1)
+    component = model.distributional_components[model.family.likelihood.parent]
+    draws = {}
+    for term in component.group_specific_terms.values():
+        name = get_aliased_name(term)
+        dims = graph.named_vars_to_dims[name]
+        draws[name] = xr.DataArray(
+            rng.normal(size=[2, 7, *(len(graph.coords[d]) for d in dims)]),
+            dims=["chain", "draw", *dims],
+            coords={"chain": [0, 1], "draw": list(range(7)),
+                    **{d: list(graph.coords[d]) for d in dims}})
+    assert any(len(d.dims) == 4 for d in draws.values())  # a categorical term is among them
+    args = (xr.Dataset(draws), None, True, ("chain", "draw"), ("__obs__", "__variables__"),
+            False, None)
+    bambis = component.predict_group_specific(*args)
+    with group_effects_by_sparse_product(model):
+        ours = component.predict_group_specific(*args)
+    assert "predict_group_specific" not in vars(component)  # bambi's own again after
+    assert ours.dims == bambis.dims == ("__obs__", "chain", "draw")
+    np.testing.assert_allclose(ours.values, bambis.values, rtol=0, atol=1e-12)
