@@ -102,33 +102,74 @@ def test_a_predictor_with_a_user_prior_keeps_its_units():
     assert set(predictor_scales(FORMULA, prepared, {"cond": ("Normal", {"mu": 0})})) == {"x"}
 
 
-def test_refits_start_from_fresh_seeds_and_say_what_stopped_them(progress_records):
-    from gbstats.mixed.fitting import fit_bayes_twin, twin_notes
+@pytest.fixture(scope="module")
+def twin_with_one_refit():
+    """fit_bayes_twin at 20 draws with a budget of 40 on random_intercept.csv, made once for
+    the two tests that read it (each made the same call, and each call compiled the model
+    again: about 5 s, issue 41): the fit, the lines it logged on "gbstats.progress", and
+    the models nutpie compiled for it."""
+    import logging
 
-    data = pd.read_csv(REFERENCE / "random_intercept.csv")
-    fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7, loo=False)
+    import nutpie
+
+    from gbstats.mixed.fitting import fit_bayes_twin
+
+    lines, compiled = [], []
+
+    class Keep(logging.Handler):  # on the logger itself, as the progress_records fixture
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("gbstats.progress")
+    handler, level = Keep(), logger.level
+    compile_model = nutpie.compile_pymc_model
+
+    def counting(model, *args, **kwargs):
+        compiled.append(model)
+        return compile_model(model, *args, **kwargs)
+
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    nutpie.compile_pymc_model = counting
+    try:
+        data = pd.read_csv(REFERENCE / "random_intercept.csv")
+        fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7,
+                             loo=False)
+    finally:
+        nutpie.compile_pymc_model = compile_model
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return fit, lines, compiled
+
+
+def test_refits_start_from_fresh_seeds_and_say_what_stopped_them(twin_with_one_refit):
+    from gbstats.mixed.fitting import twin_notes
+
+    fit, lines, _ = twin_with_one_refit
     stats = fit.fit_stats
     # 2 x 20 draws cannot reach an ESS of 400: one refit at 40 draws, from seed 8
     assert [a["n_draws"] for a in stats["attempts"]] == [20, 40]
     assert [a["seed"] for a in stats["attempts"]] == [7, 8]
     assert stats["stopped_by"] == "draws budget" and stats["converged"] is False
     assert all(a["seconds"] > 0 for a in stats["attempts"])
-    lines = progress_records
     assert lines[0].startswith("twin attempt 1/2: sampling 20 draws per chain")
     assert lines[2].startswith("twin attempt 2/2: refit at 40 draws per chain")
     assert "R-hat" in lines[2] and "draws budget is spent" in lines[3]
     assert "stopped at the draws budget (40 draws per chain)" in twin_notes({"pymc": fit})[0]
 
 
-def test_a_refit_samples_the_model_compiled_once_and_gives_a_fresh_fits_numbers(monkeypatch):
+def test_a_refit_samples_the_model_compiled_once_and_gives_a_fresh_fits_numbers(
+        twin_with_one_refit, monkeypatch):
     """The refits of a twin differ from its first attempt only in nutpie.sample's arguments
     (draws, tuning, seed, target acceptance): the model is compiled once, and the refit's
     draws are exactly those of the same settings fitted on their own, compiled afresh."""
     import nutpie
 
     from gbstats.mixed.bayes import fit_bayes
-    from gbstats.mixed.fitting import fit_bayes_twin
 
+    fit, _, compiled_for_twin = twin_with_one_refit
+    last = fit.fit_stats["attempts"][-1]
+    assert len(fit.fit_stats["attempts"]) == 2 and len(compiled_for_twin) == 1
     compiled = []
     compile_model = nutpie.compile_pymc_model
 
@@ -138,12 +179,9 @@ def test_a_refit_samples_the_model_compiled_once_and_gives_a_fresh_fits_numbers(
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", counting)
     data = pd.read_csv(REFERENCE / "random_intercept.csv")
-    fit = fit_bayes_twin("y ~ x + (1|subject)", data, draws=20, max_draws=40, seed=7, loo=False)
-    last = fit.fit_stats["attempts"][-1]
-    assert len(fit.fit_stats["attempts"]) == 2 and len(compiled) == 1
     alone = fit_bayes("y ~ x + (1|subject)", data, draws=last["n_draws"], tune=last["n_tune"],
                       seed=last["seed"], target_accept=last["target_accept"], loo=False)
-    assert len(compiled) == 2  # outside a twin's refits every fit compiles its model
+    assert len(compiled) == 1  # outside a twin's refits every fit compiles its model
     for name in fit.idata.posterior.data_vars:
         np.testing.assert_array_equal(fit.idata.posterior[name].values,
                                       alone.idata.posterior[name].values, err_msg=name)
