@@ -580,7 +580,10 @@ def test_duplicated_instances_do_not_shrink_the_glmm_standard_errors():
         return fit_glmm(A.GLMM_FORMULA, A.glmm_rows(results), family="binomial",
                         backend="lme4").coefs
 
-    data = _simulated_results(seed=9, n_occupations=12)
+    # seed 1: on seed 9's table glmer ran Nelder-Mead to its 10,000-evaluation limit without
+    # converging (12.9 s a fit; seed 1: 4.7 s); what is checked, that repeats are counted
+    # once, is the same on any table (issue 41)
+    data = _simulated_results(seed=1, n_occupations=12)
     once = glmer(data)
     twice = glmer(pd.concat([data, data.assign(seed=1)], ignore_index=True))
     assert twice["term"].tolist() == once["term"].tolist()
