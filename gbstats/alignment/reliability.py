@@ -216,19 +216,26 @@ def weighted_correlation(a: np.ndarray, b: np.ndarray, item_weights: np.ndarray)
     weight 0. Rows with fewer than 3 distinct weighted items or no variance
     give NaN.
     """
-    a, b = np.broadcast_arrays(a, b)
-    w = np.broadcast_to(item_weights, a.shape).astype(float)
-    ok = np.isfinite(a) & np.isfinite(b) & (w > 0)
-    w = np.where(ok, w, 0.0)
-    a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
-    total = w.sum(axis=-1, keepdims=True)
+    # The bootstraps call this on (replicates x items) arrays thousands of times (5 s of a
+    # singular_they run): the sums of products go through einsum, which reads its operands
+    # once without building their products, and a and b are broadcast as views, not copied.
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    shape = np.broadcast_shapes(a.shape, b.shape, np.shape(item_weights))
+    ok = np.asarray(item_weights) > 0
+    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
+    if not (finite_a.all() and finite_b.all()):
+        ok = ok & finite_a & finite_b
+        a, b = np.where(finite_a, a, 0.0), np.where(finite_b, b, 0.0)
+    w = np.broadcast_to(np.where(ok, np.asarray(item_weights, dtype=float), 0.0), shape)
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    total = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ma = (w * a0).sum(axis=-1, keepdims=True) / total
-        mb = (w * b0).sum(axis=-1, keepdims=True) / total
-        da, db = np.where(ok, a0 - ma, 0.0), np.where(ok, b0 - mb, 0.0)
-        cov = (w * da * db).sum(axis=-1)
-        r = cov / np.sqrt((w * da * da).sum(axis=-1) * (w * db * db).sum(axis=-1))
-    return np.where(ok.sum(axis=-1) < 3, np.nan, r)
+        da = a - (np.einsum("...i,...i->...", w, a) / total)[..., None]
+        db = b - (np.einsum("...i,...i->...", w, b) / total)[..., None]
+        cov = np.einsum("...i,...i,...i->...", w, da, db)
+        r = cov / np.sqrt(np.einsum("...i,...i,...i->...", w, da, da)
+                          * np.einsum("...i,...i,...i->...", w, db, db))
+    return np.where(np.count_nonzero(np.broadcast_to(ok, shape), axis=-1) < 3, np.nan, r)
 
 
 def spearman_brown(r_half: np.ndarray) -> np.ndarray:
