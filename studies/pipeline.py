@@ -233,7 +233,7 @@ class Run:
             return
         say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
         self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0,
-                                                         max_draws=self.max_draws)
+                                                         max_draws=self.max_draws, target_accept=target_accept)
         from gbstats.report.model_table import fit_term_labels
 
         self.prior_sensitivity_terms.update(fit_term_labels(twin))
@@ -253,7 +253,7 @@ class Run:
             backends: Sequence[str] = ("lme4",), twin: bool | None = None,
             contrasts: Mapping | None = None, optimizer: str | None = None,
             priors: Mapping | None = None, draws: int | None = None, seed: int | None = None,
-            loo: bool = True) -> dict:
+            loo: bool = True, target_accept: float | None = None) -> dict:
         """Fit `formula` on `data`: {backend label: FitResult}, in stack_fits' order.
 
         Each of `backends` ("lme4", "statsmodels"; empty for the twin only),
@@ -262,7 +262,9 @@ class Run:
         can fit the model (gaussian, one grouping factor) and is skipped
         otherwise, with a note either way. Fits go through the fit cache with
         the run's flags (--no-cache, --cache-dir). The warnings go to the
-        report, labelled with `name`; the runner adds the reused-fits note.
+        report, labelled with `name`; the runner adds the reused-fits note. `draws` (default
+        --draws) and `target_accept` (default the sampler's) set the twin's first attempt, for a
+        model whose posterior is known to need more (its refits go on from there).
         """
         from gbstats.mixed.fitting import fit_bayes_twin, fit_with_twin
 
@@ -275,7 +277,7 @@ class Run:
         if not engines:
             return self.record_fits(name, {})
         self.say(f"      fitting {name}: {formula} ({', '.join(engines)})")
-        options = self._twin_options(family, contrasts, priors, draws, seed, loo)
+        options = self._twin_options(family, contrasts, priors, draws, seed, loo, target_accept)
         started = (self._background.take(name, fit_bayes_twin, formula, data, options)
                    if self._background is not None and twin else None)
         if started is not None:
@@ -283,7 +285,8 @@ class Run:
         fits = fit_with_twin(formula, data, backends=chosen, family=family, bayes=twin,
                              draws=options["draws"], seed=options["seed"], loo=loo,
                              optimizer=optimizer, contrasts=contrasts, priors=priors,
-                             twin_started=started, max_draws=options["max_draws"], **self.cache)
+                             twin_started=started, max_draws=options["max_draws"],
+                             target_accept=target_accept, **self.cache)
         if started is not None:
             self._background_twins[name] = started.waited
         if twin:
@@ -293,7 +296,8 @@ class Run:
     def start_twin(self, formula: str, data: pd.DataFrame, *, name: str,
                    family: str = "gaussian", contrasts: Mapping | None = None,
                    priors: Mapping | None = None, draws: int | None = None,
-                   seed: int | None = None, loo: bool = True) -> None:
+                   seed: int | None = None, loo: bool = True,
+                   target_accept: float | None = None) -> None:
         """Start now, in a worker thread, the Bayesian twin that a later
         `run.fit(formula, data, name=name, ...)` with the same arguments will collect
         (nothing without the twin: --no-bayes). Its compiling and sampling then overlap
@@ -309,15 +313,16 @@ class Run:
             self._background = BackgroundFits()
         self._background.start(name, fit_bayes_twin, formula, data,
                                **self._twin_options(family, contrasts, priors, draws, seed,
-                                                    loo), **self.cache)
+                                                    loo, target_accept), **self.cache)
 
-    def _twin_options(self, family, contrasts, priors, draws, seed, loo) -> dict:
+    def _twin_options(self, family, contrasts, priors, draws, seed, loo,
+                      target_accept=None) -> dict:
         from gbstats.mixed.fitting import twin_options
 
         return twin_options(family=family, contrasts=contrasts, priors=priors, loo=loo,
                             draws=getattr(self.args, "draws", 1000) if draws is None else draws,
                             seed=self.seed if seed is None else seed,
-                            max_draws=self.max_draws)
+                            max_draws=self.max_draws, target_accept=target_accept)
 
     @property
     def max_draws(self) -> int | None:

@@ -363,13 +363,14 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                   optimizer: str | None = None, contrasts: Mapping | None = None,
                   use_cache: bool = False, cache_dir=None, priors: Mapping | None = None,
                   prior_widen: float = 1.0, twin_seconds: float | None = None,
-                  twin_started=None, max_draws: int | None = None) -> dict:
+                  twin_started=None, max_draws: int | None = None,
+                  target_accept: float | None = None) -> dict:
     """{backend label: FitResult}: each frequentist backend asked for, then "pymc" if `bayes`.
 
     `backends` may be empty (Bayesian fit only). `priors` and `prior_widen`
     go to the twin (`fit_bayes_twin`), and so do `twin_seconds`, its time
-    budget (`max_seconds`), and `max_draws`, its refits' budget of draws per
-    chain. The order of the dict is the order of the rows in `stack_fits`. With `use_cache=True` a fit whose
+    budget (`max_seconds`), `max_draws`, its refits' budget of draws per
+    chain, and `target_accept`, its first attempt's target acceptance. The order of the dict is the order of the rows in `stack_fits`. With `use_cache=True` a fit whose
     formula, data, options and fitting code are unchanged since an earlier
     call is reused from `<cache_dir>/fits/` (`gbstats.mixed.fit_cache`; its
     fit_stats["reused_from_cache"] says so, and it carries no `idata`).
@@ -390,7 +391,7 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
                             **twin_options(family=family, draws=draws, tune=tune, seed=seed,
                                            loo=loo, contrasts=contrasts, priors=priors,
                                            prior_widen=prior_widen, max_seconds=twin_seconds,
-                                           max_draws=max_draws),
+                                           max_draws=max_draws, target_accept=target_accept),
                             **cache))
     return fits
 
@@ -398,13 +399,14 @@ def fit_with_twin(formula: str, data: pd.DataFrame, *, backends: Sequence[str] =
 def twin_options(*, family: str = "gaussian", draws: int = 1000, tune: int | None = None,
                  seed: int | None = None, loo: bool = True, contrasts: Mapping | None = None,
                  priors: Mapping | None = None, prior_widen: float = 1.0,
-                 max_seconds: float | None = None, max_draws: int | None = None) -> dict:
+                 max_seconds: float | None = None, max_draws: int | None = None,
+                 target_accept: float | None = None) -> dict:
     """The keywords of `fit_bayes_twin` as fit_with_twin passes them: one place, so that a
     twin started in the background (`studies.pipeline.Run.start_twin`) has the very
     fit-cache key of the one fit_with_twin would make."""
     return {"family": family, "draws": draws, "tune": tune, "seed": seed, "loo": loo,
             "contrasts": contrasts, "priors": priors, "prior_widen": prior_widen,
-            "max_seconds": max_seconds, "max_draws": max_draws}
+            "max_seconds": max_seconds, "max_draws": max_draws, "target_accept": target_accept}
 
 
 def reused_fits_note(fits: Mapping[str, Mapping]) -> list[str]:

@@ -82,7 +82,16 @@ def fit_human_model(run, trials) -> dict:
         run.note("The lme4 GLMM was skipped (--no-lme4).")
         backends = []
     return run.fit(A.GLMM_FORMULA, A.glmm_rows(trials), name="human GLMM", backends=backends,
-                   family="binomial")
+                   family="binomial", **glmm_twin_settings(run))
+
+
+def glmm_twin_settings(run) -> dict:
+    """The GLMM twin's first attempt (analysis.GLMM_TWIN_* say why): twice --draws, within
+    --max-draws when it is set, at target acceptance 0.9."""
+    draws = A.GLMM_TWIN_DRAWS_FACTOR * run.args.draws
+    if run.max_draws is not None:
+        draws = max(run.args.draws, min(draws, run.max_draws))
+    return {"draws": draws, "target_accept": A.GLMM_TWIN_TARGET_ACCEPT}
 
 
 def load(run, _):
@@ -110,9 +119,10 @@ def score(run, s):
 
 def fit(run, s):
     args = run.args
-    # the GLMM's twin (about 45 s) samples in the background during the bootstraps and the
+    # the GLMM's twin (about 35 s) samples in the background during the bootstraps and the
     # permutation tests; fit_human_model collects it (gbstats.mixed.background)
-    run.start_twin(A.GLMM_FORMULA, A.glmm_rows(s.trials), name="human GLMM", family="binomial")
+    run.start_twin(A.GLMM_FORMULA, A.glmm_rows(s.trials), name="human GLMM", family="binomial",
+                   **glmm_twin_settings(run))
     say("[3/6] group log-likelihoods with participant-bootstrap CIs")
     s.loglik = A.group_loglik_table(s.trials, s.item_probs, n_boot=args.n_boot, seed=run.seed)
     say("[4/6] permutation tests: best-fitting group vs the next")

@@ -469,6 +469,24 @@ def test_human_glmm_bayesian_backend_runs_through_the_study(data_dir):
     assert fits["pymc"].fit_stats["nobs"] == len(some) == 60 * 20
 
 
+def test_the_glmm_twin_starts_at_twice_the_draws_within_max_draws():
+    from types import SimpleNamespace
+
+    from studies.pipeline import Run
+    from studies.role_nouns.run import STUDY
+    from studies.role_nouns.steps import glmm_twin_settings
+
+    def settings(draws, max_draws=None):
+        return glmm_twin_settings(Run(STUDY, SimpleNamespace(
+            no_bayes=False, draws=draws, max_draws=max_draws, seed=1, no_cache=True,
+            cache_dir=None)))
+
+    assert settings(1000) == {"draws": 2000, "target_accept": 0.9}
+    # --max-draws caps the first attempt, never below --draws
+    assert settings(1000, 1500)["draws"] == 1500
+    assert settings(1000, 1000)["draws"] == 1000
+
+
 def test_permutation_tests_are_holm_adjusted_within_each_method():
     # Holm by hand, family "posterior" with p = (.01, .04, .03): sorted .01, .03, .04
     # times 3, 2, 1 = .03, .06, .04, made monotone: .03, .06, .06. The one
