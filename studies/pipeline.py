@@ -272,7 +272,7 @@ class Run:
             raise ValueError(f"run.fit: the name {name!r} is already used by another fit of "
                              f"this run; expected one name per fit (it labels the warnings)")
         twin = self.bayes if twin is None else twin
-        chosen = self._frequentist_backends(formula, family, list(backends), name)
+        chosen = self.frequentist_backends(formula, family, list(backends), name)
         engines = chosen + (["pymc"] if twin else [])
         if not engines:
             return self.record_fits(name, {})
@@ -343,9 +343,11 @@ class Run:
             raise ValueError(f"twins started with run.start_twin and never fitted with "
                              f"run.fit: {', '.join(left)}")
 
-    def _frequentist_backends(self, formula: str, family: str, wanted: list[str],
-                              name: str) -> list[str]:
-        """`wanted`, with lme4 replaced (or dropped, noted) when R/lme4 is absent."""
+    def frequentist_backends(self, formula: str, family: str, wanted: list[str],
+                             name: str) -> list[str]:
+        """`wanted`, with lme4 replaced (or dropped, noted) when R/lme4 is absent: the
+        backends run.fit will fit (a study that needs them before the fit asks here, and
+        passes them to run.fit, which then notes nothing again)."""
         if "lme4" not in wanted or self.lme4_available("the lme4 fits"):
             return wanted
         rest = [b for b in wanted if b != "lme4"]

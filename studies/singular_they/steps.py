@@ -140,25 +140,21 @@ def score(run, s):
 def fit(run, s):
     args = run.args
     # run.fit: the fit cache (next to the score cache), warnings, and the twin unless --no-bayes
-    say("[2/5] fitting surprisal ~ close + gendered + (1|frame)")
     rows = A.close_gendered_rows(s.scored)
     human_rows = A.human_factor_rows(A.human_model_rows(s.human, s.stimuli))
-    # Both twins start now, in the background: their compiling and sampling (about 30 s
-    # cold) overlap with the R fits and the correlations (gbstats.mixed.background).
+    # Both twins start now, in the background, one after the other: their compiling and
+    # sampling (about 25 s cold) overlap with the correlations, which need no fit, and then
+    # with the R fits (gbstats.mixed.background). The correlations come first for that
+    # reason: with the model LMM fitted first, the run waited for its twin before them
+    # (the main job's cold run on a quiet machine: 43 s, 38 s in this order; issue 41).
     run.start_twin(A.MODEL_FORMULA, rows, name="model LMM", loo=False)
     run.start_twin(A.HUMAN_FORMULA, human_rows, name="human model",
                    contrasts=A.HUMAN_CONTRASTS, loo=False)
-    s.model_fits = run.fit(A.MODEL_FORMULA, rows, name="model LMM", backends=lmm_backends(run),
-                           loo=False)
-    s.backends = [b for b in s.model_fits if b != "pymc"]   # what was fitted (no R: statsmodels)
-    # Watson et al.'s regression as their R code fits it (nats, +/-1, (1|itm)): the
-    # estimates to compare with the paper's.
-    say(f"      and Watson et al.'s {A.PAPER_FORMULA}")
-    s.paper_fits = run.fit(A.PAPER_FORMULA, A.paper_scale_rows(rows),
-                           name="model LMM, paper scale", backends=s.backends, twin=False,
-                           loo=False)
+    # what the model LMM will be fitted with (no R: statsmodels); the alignment model reads it
+    s.backends = run.frequentist_backends(A.MODEL_FORMULA, "gaussian", lmm_backends(run),
+                                          "model LMM")
 
-    say("[3/5] correlating the model with each group of people")
+    say("[2/5] correlating the model with each group of people")
     for grouping in ("nb_group",):
         n_missing = s.human.loc[s.human[grouping].isna(), "participant"].nunique()
         run.log.record(f"participants without a nonbinary acceptance score (left out of the "
@@ -176,6 +172,16 @@ def fit(run, s):
         **run.cache)
     s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
     AL.fit_rq2(run, s)
+
+    say("[3/5] fitting surprisal ~ close + gendered + (1|frame)")
+    s.model_fits = run.fit(A.MODEL_FORMULA, rows, name="model LMM", backends=s.backends,
+                           loo=False)
+    # Watson et al.'s regression as their R code fits it (nats, +/-1, (1|itm)): the
+    # estimates to compare with the paper's.
+    say(f"      and Watson et al.'s {A.PAPER_FORMULA}")
+    s.paper_fits = run.fit(A.PAPER_FORMULA, A.paper_scale_rows(rows),
+                           name="model LMM, paper scale", backends=s.backends, twin=False,
+                           loo=False)
 
     say("[4/5] fitting the human data's own model")
     if "lme4" not in s.backends:
