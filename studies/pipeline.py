@@ -233,7 +233,7 @@ class Run:
             return
         say(f"prior sensitivity: refitting the {what} twin with priors twice as wide")
         self.prior_sensitivity[what] = prior_sensitivity(twin, widen=2.0,
-                                                         max_draws=self.max_draws, target_accept=target_accept)
+                                                         max_draws=self.max_draws)
         from gbstats.report.model_table import fit_term_labels
 
         self.prior_sensitivity_terms.update(fit_term_labels(twin))
