@@ -18,7 +18,12 @@ The key is a sha256 digest of everything the numbers depend on:
 - the installed versions of the Python packages that fit (numpy, pandas,
   scipy, statsmodels, pymc, bambi, pytensor, nutpie, arviz, pymer4, rpy2) and
   of the R packages lme4, lmerTest and Matrix (read from their DESCRIPTION
-  files, without starting R).
+  files, without starting R);
+- the linear algebra the numbers come out of (`numeric_settings`): for an R
+  fit, the BLAS and LAPACK libraries R loads, and for everything else (and for
+  an R on an optimised BLAS) the variables that choose a BLAS's kernel and
+  threads (OPENBLAS_CORETYPE, OMP_NUM_THREADS, ...), which move an optimizer's
+  end point in its last digits.
 Change any of them and the model is fitted again.
 
 What is stored is the FitResult without `idata` (the ArviZ posterior): the
@@ -167,15 +172,83 @@ def canonical(value):
     return repr(value)
 
 
+# The variables that choose a BLAS's kernel or its number of threads (OpenBLAS, MKL and
+# OpenMP read them when the library loads). A matrix product summed in another order moves
+# an optimizer's end point in its last digits (tests/tolerances.py: glmer SEs moved 0.49%
+# between OPENBLAS_CORETYPE=Haswell and Sandybridge with one thread when R ran on OpenBLAS),
+# so a fit made under other settings is another fit.
+BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                  "MKL_NUM_THREADS", "MKL_CBWR")
+# The backends whose numbers R computes (in the clean R server or in process)
+R_BACKENDS = frozenset({"lme4"})
+
+
+def blas_variables() -> dict:
+    return {name: os.environ.get(name) for name in BLAS_VARIABLES}
+
+
+@functools.lru_cache(maxsize=1)
+def r_linear_algebra() -> tuple[str, ...] | None:
+    """The BLAS and LAPACK libraries R loads (libR.so's and its LAPACK module's, as the
+    dynamic linker resolves them, links followed), or None where they cannot be found (no
+    R, no ldd). Read without starting R: `R RHOME` and `ldd`, once per process."""
+    import subprocess
+
+    try:
+        home = subprocess.run(["R", "RHOME"], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+        objects = [p for p in (Path(home) / "lib" / "libR.so", Path(home) / "modules" / "lapack.so")
+                   if p.exists()]
+        if not objects:
+            return None
+        listing = subprocess.run(["ldd", *map(str, objects)], capture_output=True, text=True,
+                                 timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = set()
+    for line in listing.splitlines():
+        name, arrow, rest = line.strip().partition(" => ")
+        if arrow and any(word in name for word in ("blas", "lapack", "mkl", "atlas", "blis")):
+            found.add(os.path.realpath(rest.split(" (")[0]))
+    return tuple(sorted(found)) or None
+
+
+def is_reference_blas(path: str) -> bool:
+    """Netlib's reference BLAS or LAPACK (Debian's blas/libblas.so.3, R's own libRblas):
+    plain loops whose order of summation no variable of BLAS_VARIABLES changes."""
+    file, folder = Path(path).name, Path(path).parent.name
+    return (file.startswith(("libRblas", "libRlapack"))
+            or (file.startswith("libblas.so") and folder == "blas")
+            or (file.startswith("liblapack.so") and folder == "lapack"))
+
+
+def numeric_settings(options: dict | None = None) -> dict:
+    """What, besides the inputs, decides a result's last digits. An R fit's numbers come
+    from R's BLAS and LAPACK: their libraries are keyed, and BLAS_VARIABLES too unless every
+    one is the reference implementation (which reads none of them; OPENBLAS_CORETYPE and
+    OMP_NUM_THREADS=1 left name_gender's 10 glmer fits bit for bit as they were, measured on
+    the development machine, where setup.sh keeps R on Debian's reference BLAS). Everything
+    else runs on numpy's, scipy's or PyTensor's OpenBLAS: BLAS_VARIABLES are keyed."""
+    if options is not None and options.get("backend") in R_BACKENDS:
+        libraries = r_linear_algebra()
+        settings: dict = {"r_linear_algebra": libraries}
+        if libraries is None or not all(map(is_reference_blas, libraries)):
+            settings["blas_variables"] = blas_variables()
+        return settings
+    return {"blas_variables": blas_variables()}
+
+
 def fit_key(fit: Callable, formula: str, data: pd.DataFrame, options: dict) -> str:
     return call_key(fit, {"formula": formula, "options": canonical(options),
-                          "data": data_fingerprint(data)})
+                          "data": data_fingerprint(data), "numerics": numeric_settings(options)})
 
 
 def call_key(func: Callable, inputs: dict) -> str:
     """Digest of a function's name, its inputs (already fingerprinted) and the environment;
     for a function defined outside gbstats (a study's), also its module's source, which
-    the environment does not cover: an edited study function is a miss, never a stale hit."""
+    the environment does not cover: an edited study function is a miss, never a stale hit.
+    Without `numerics` among the inputs, the BLAS variables are keyed (`numeric_settings`)."""
+    inputs = {"numerics": numeric_settings(), **inputs}
     extra = {}
     if not func.__module__.split(".")[0] == "gbstats":
         extra["source"] = module_source_digest(func)

@@ -1,6 +1,8 @@
 """The fit cache returns a stored fit only for the very same fit, and refits otherwise."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -325,3 +327,105 @@ def test_a_reused_bayesian_fit_keeps_its_group_counts(tmp_path):
     again = cached_fit(fit_bayes, FORMULA, data, **options)
     assert again.fit_stats["reused_from_cache"] is True and again.handle is None
     assert group_counts(first) == group_counts(again) == {"g": 12}
+
+
+# --- the linear algebra in the key (issue 41: the baselines' second BLAS setting) ----------
+
+def test_a_python_fit_under_other_blas_settings_is_refitted(tmp_path, monkeypatch):
+    """numpy's, scipy's and PyTensor's OpenBLAS read OPENBLAS_CORETYPE and the thread
+    variables, and sum in another order under them: another fit, not a stored one."""
+    data = _data()
+    for variable in ("OPENBLAS_CORETYPE", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(variable, raising=False)
+    cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+    other = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert other.fit_stats["reused_from_cache"] is False
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    fewer = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert fewer.fit_stats["reused_from_cache"] is False
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    back = cached_fit(fit_lmm, FORMULA, data, backend="statsmodels", cache_dir=tmp_path)
+    assert back.fit_stats["reused_from_cache"] is True
+
+
+def test_an_r_fit_is_keyed_by_r_s_blas_and_by_the_variables_only_where_they_reach_it(
+        monkeypatch):
+    from gbstats.mixed import fit_cache
+
+    data, options = _data(), {"backend": "lme4"}
+    reference = ("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0",
+                 "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3.11.0")
+    openblas = ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3",
+                "/usr/lib/x86_64-linux-gnu/openblas-pthread/liblapack.so.3")
+
+    def keys(libraries):
+        monkeypatch.setattr(fit_cache, "r_linear_algebra", lambda: libraries)
+        monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+        plain = fit_cache.fit_key(fit_lmm, FORMULA, data, options)
+        monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+        return plain, fit_cache.fit_key(fit_lmm, FORMULA, data, options)
+
+    on_reference, on_openblas, unknown = keys(reference), keys(openblas), keys(None)
+    assert on_reference[0] == on_reference[1]   # the reference BLAS reads no variable
+    assert on_openblas[0] != on_openblas[1]     # OpenBLAS picks its kernel by it
+    assert unknown[0] != unknown[1]             # not found: keyed as if it could
+    assert len({on_reference[0], on_openblas[0], unknown[0]}) == 3  # the library is keyed
+
+
+@pytest.mark.needs_r
+def test_r_s_blas_is_found_as_r_reports_it():
+    import subprocess
+
+    from gbstats.mixed import fit_cache
+
+    fit_cache.r_linear_algebra.cache_clear()
+    found = fit_cache.r_linear_algebra()
+    printed = subprocess.run(["Rscript", "-e", 'cat(extSoftVersion()[["BLAS"]], La_library(), '
+                              'sep = "\\n")'], capture_output=True, text=True, check=True).stdout
+    reported = {os.path.realpath(line) for line in printed.split() if line}
+    assert found is not None and reported <= set(found), (found, reported)
+
+
+GLMM_IN_A_CLEAN_PROCESS = """
+import pickle, sys
+import pandas as pd
+from gbstats.mixed.clean_process import in_clean_process
+from gbstats.mixed.lmm import fit_glmm
+fit = in_clean_process(fit_glmm, "y ~ x + (1 | g)", pd.read_csv(sys.argv[1]),
+                       family="binomial", backend="lme4")
+sys.stdout.buffer.write(pickle.dumps((fit.coefs, fit.ranef_var, fit.fit_stats.get("loglik"))))
+"""
+
+
+@pytest.mark.needs_r
+def test_on_the_reference_blas_an_r_fit_is_the_same_bits_under_the_other_blas_settings(
+        tmp_path):
+    """What lets the baselines' second BLAS setting read the R fits from the cache
+    (tests/studies/test_study_baselines.py): in the clean R server on the reference BLAS,
+    OPENBLAS_CORETYPE=Sandybridge with one thread leaves a glmer fit bit for bit as it was."""
+    import pickle
+    import subprocess
+    import sys
+
+    from gbstats.mixed import fit_cache
+
+    fit_cache.r_linear_algebra.cache_clear()
+    libraries = fit_cache.r_linear_algebra()
+    if libraries is None or not all(map(fit_cache.is_reference_blas, libraries)):
+        pytest.skip(f"R runs on {libraries}: its fits are keyed by the BLAS variables too")
+    rng = np.random.default_rng(7)
+    g = np.repeat(np.arange(30), 12)
+    x = rng.normal(size=g.size)
+    y = rng.random(g.size) < 1 / (1 + np.exp(-(0.5 * x + rng.normal(size=30)[g])))
+    data = tmp_path / "glmm.csv"
+    pd.DataFrame({"g": [f"g{i}" for i in g], "x": x, "y": y.astype(int)}).to_csv(data, index=False)
+    base = {k: v for k, v in os.environ.items() if k not in fit_cache.BLAS_VARIABLES}
+    runs = [subprocess.run([sys.executable, "-c", GLMM_IN_A_CLEAN_PROCESS, str(data)],
+                           capture_output=True, check=True, env={**base, **extra}).stdout
+            for extra in ({}, {"OPENBLAS_CORETYPE": "Sandybridge", "OMP_NUM_THREADS": "1"})]
+    (coefs, ranef, loglik), (coefs2, ranef2, loglik2) = map(pickle.loads, runs)
+    pd.testing.assert_frame_equal(coefs, coefs2, check_exact=True)
+    pd.testing.assert_frame_equal(ranef, ranef2, check_exact=True)
+    assert loglik == loglik2
