@@ -446,19 +446,22 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
 
 
 def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache: bool = True,
-                **options):
+                computed_by_r: bool = False, **options):
     """`func(*frames, **options)`, or the stored result of that very call.
 
     For seeded resampling statistics (bootstraps, permutation tests) that
     take seconds and return tables: the key covers the function, every
     frame's values, the options and the gbstats source, as for fits. The
     function must be deterministic given its inputs (a seed among the options).
+    computed_by_r: the numbers are R's (an lme4 fit and what R computes from it), so they
+    are keyed by R's linear algebra, as an lme4 fit is (`numeric_settings`).
     Returns (result, reused: bool).
     """
     if cache_is_off(use_cache):
         return func(*frames, **options), False
+    numerics = numeric_settings({"backend": "lme4"} if computed_by_r else None)
     key = call_key(func, {"frames": [data_fingerprint(f) for f in frames],
-                          "options": canonical(options)})
+                          "options": canonical(options), "numerics": numerics})
     path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"call-{key}.pickle"
     stored = _load(path, key)
     if isinstance(stored, dict) and stored.get("key") == key:

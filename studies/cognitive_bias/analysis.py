@@ -270,7 +270,8 @@ def fit_stereotype_alpha(rows: pd.DataFrame, *, lme4: bool, bayes: bool, draws: 
     fits = {}
     if lme4:
         (factor_fit, means), reused = cached_call(factor_fit_in_clean_process, rows,
-                                                  optimizer=optimizer, **cache)
+                                                  optimizer=optimizer, computed_by_r=True,
+                                                  **cache)
         factor_fit.fit_stats.update(marginal_means=means, reused_from_cache=reused)
         fits["lme4, alpha factor"] = factor_fit
         fits["lme4, alpha numeric"] = cached_fit(fit_frequentist, GLMM_FORMULA, rows,

@@ -429,3 +429,24 @@ def test_on_the_reference_blas_an_r_fit_is_the_same_bits_under_the_other_blas_se
     pd.testing.assert_frame_equal(coefs, coefs2, check_exact=True)
     pd.testing.assert_frame_equal(ranef, ranef2, check_exact=True)
     assert loglik == loglik2
+
+
+def test_a_cached_call_that_r_computes_is_keyed_as_an_r_fit(tmp_path, monkeypatch):
+    """cognitive_bias's factor GLMM and its emmeans means come from R through cached_call:
+    computed_by_r keys them by R's linear algebra, every other call by the BLAS variables."""
+    from gbstats.mixed import fit_cache
+
+    monkeypatch.setattr(fit_cache, "r_linear_algebra", lambda: (
+        "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0",
+        "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3.11.0"))
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    data = _data()
+    for by_r in (True, False):
+        fit_cache.cached_call(_bootstrap_means, data, n_boot=5, seed=1, cache_dir=tmp_path,
+                              computed_by_r=by_r)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+    _, r_reused = fit_cache.cached_call(_bootstrap_means, data, n_boot=5, seed=1,
+                                        cache_dir=tmp_path, computed_by_r=True)
+    _, python_reused = fit_cache.cached_call(_bootstrap_means, data, n_boot=5, seed=1,
+                                             cache_dir=tmp_path)
+    assert r_reused and not python_reused
