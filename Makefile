@@ -6,13 +6,21 @@ PY_TF5 := .venv-tf5/bin/python
 GBSTATS_DATA ?= $(abspath ../shared/data)
 export GBSTATS_DATA
 
-.PHONY: setup demo test test-fast check clean
+.PHONY: setup demo lint test test-fast check clean
 
 setup:
 	bash scripts/setup.sh
 
 demo: setup
 	$(PY) -m studies.singular_they
+
+# Lint first, in about a second: ruff's pyflakes rules (F) over all the code. They find
+# what no test may reach: an undefined name on a path the fast tests skip (a text
+# replacement once left `--prior-sensitivity` raising NameError, found only by a full
+# make test), an unused import, a test defined twice (pytest runs only the second).
+LINT_PATHS := gbstats models studies benchmarks tests scripts
+lint: setup
+	$(PY) -m ruff check --select F --no-cache $(LINT_PATHS)
 
 # Every test on the pinned stack, then the model tests again on the newest
 # transformers 5.x (.venv-tf5, built by scripts/setup.sh beside .venv).
@@ -40,13 +48,13 @@ XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 PYTEST_MAIN_ARGS ?=
 PYTEST_TF5_ARGS ?=
 TF5_TESTS := tests/models --ignore=tests/models/test_ray_engine.py -m "not stack_independent"
-test: setup
+test: setup lint
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_MAIN_ARGS)
 	$(PY_TF5) -m pytest -q $(XDIST) $(TF5_TESTS) $(PYTEST_TF5_ARGS)
 
 # The edit loop: the tests not marked slow (each under about 30 s), on the pinned stack
 # only; `make test` is what CI runs.
-test-fast: setup
+test-fast: setup lint
 	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 check: setup

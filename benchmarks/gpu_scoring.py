@@ -328,7 +328,8 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
                 None if theirs is None else float(np.max(np.abs(compiled - theirs))))
         except Exception as exc:  # noqa: BLE001 - recorded; the compiled rows are then skipped
             info["compile_error"] = f"{type(exc).__name__}: {exc}"[:800]
-    del model, lm
+    # set to None, not deleted: the timing lambdas below close over these names
+    model = lm = None
 
     # timings in the benchmark dtype; FLOPs per sentence from the measured matmul rate
     model = build_model(kind, config, device, args.dtype)
@@ -402,7 +403,7 @@ def bench_model(name: str, kind: str, config: dict, tokenizer, texts: list[str],
     info["best_minicons"] = best["minicons"]
     info["speedup_vs_minicons"] = (best["gbstats"]["sent_per_s"] / best["minicons"]["sent_per_s"]
                                    if best["minicons"] else None)
-    del model, lm, reference
+    model = lm = reference = None  # freed before the next model is built
     return info
 
 

@@ -117,7 +117,7 @@ from scipy import stats
 from gbstats.alignment.ratings import (check_n_resamples, item_mean_matrices, ordered_levels,
                                        prepare_rating_frame, require_columns,
                                        require_no_missing)
-from gbstats.errors import DataValidationError, UnknownNameError, check_probability
+from gbstats.errors import DataValidationError, check_probability
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
                        "ci_low", "ci_high", "n_items", "n_participants", "n_splits", "n_boot",

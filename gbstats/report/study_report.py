@@ -353,8 +353,8 @@ class StudyReport:
                    "illustrate the method only.\n"]
                   if self.simulated else [])
         appendix = self._appendix()
-        methods = ([f"## Methods: model formulas\n\nThe models of the tables, in lme4 syntax "
-                    f"(the tables' notes say them in words):\n\n"
+        methods = (["## Methods: model formulas\n\nThe models of the tables, in lme4 syntax "
+                    "(the tables' notes say them in words):\n\n"
                     + "\n".join(f"- {name}: `{formula}`" for name, formula in self.formulas.items())
                     + "\n"] if self.formulas else [])
         parts = [f"# {self.title}\n", *notice, *self.blocks, *methods, *appendix["blocks"],

@@ -1,7 +1,6 @@
 """name_gender: load -> score -> fit -> tables -> report (Gardner & Brown-Schmidt 2024)."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from gbstats.alignment.group_comparison import VERDICT_NOTE, not_computed, profile_bounds_notes

@@ -99,8 +99,8 @@ def differences_table(report, tests: pd.DataFrame, model_name: str) -> None:
             f"Equivalence: two one-sided tests at ±{first['equivalence_bound']:g} log-odds "
             "(two effects that close change P(she) by amounts no more than 0.05 apart), "
             "Holm over the same family.",
-            f"Conclusion: Differs, Holm p < .05; Equivalent, equivalence shown at Holm p < "
-            f".05; Inconclusive, neither. Overlapping intervals are not used."])
+            "Conclusion: Differs, Holm p < .05; Equivalent, equivalence shown at Holm p < "
+            ".05; Inconclusive, neither. Overlapping intervals are not used."])
 
 
 def condition_tests(tests: pd.DataFrame, experiment: int, model: str) -> list[str]:

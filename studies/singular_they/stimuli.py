@@ -101,7 +101,7 @@ def split_at_target(sentence: str, target: str, *, source: str) -> tuple[str, st
     hits = [m.start() for m in re.finditer(rf"\b{re.escape(target)}\b", sentence)]
     if len(hits) != 1:
         raise DataValidationError(
-            f"the target form must occur exactly once as a whole word", source=source,
+            "the target form must occur exactly once as a whole word", source=source,
             expected=f"one {target!r}", found=f"{len(hits)} in {sentence!r}")
     return sentence[: hits[0]].rstrip(), sentence[hits[0] + len(target):]
 

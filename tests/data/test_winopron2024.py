@@ -117,10 +117,3 @@ def test_malformed_new_templates_give_clean_errors(raw_new, data):
         winopron2024.validate_new_templates(bad, source="new_templates.tsv")
     assert (info.value.row, info.value.column) == expected
     assert "new_templates.tsv" in str(info.value)
-
-
-def test_both_spellings_of_a_header_are_a_clean_error(raw_new):
-    bad = raw_new.assign(occupation=raw_new["occupation(0)"])
-    with pytest.raises(DataValidationError, match="twice") as info:
-        winopron2024.validate_new_templates(bad, source="new_templates.tsv")
-    assert info.value.column == "occupation"

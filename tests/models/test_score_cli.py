@@ -49,7 +49,6 @@ def test_causal_sweep_of_two_models_is_long_and_equals_the_library(tiny_gpt2_dir
 
 
 def test_a_rerun_scores_nothing(tiny_gpt2_dir, tmp_path, cache_dir):
-    from models.loading import load_scorer
     from models.sweep import read_stimuli, sweep
 
     stimuli = tmp_path / "stimuli.tsv"
