@@ -14,8 +14,9 @@ say so; the JSON records what was run and the machine's load average.
     python benchmarks/pronoun_fidelity.py --work [--batch-sizes 32,1024]
 
 `--work` scores nothing. It counts what the study's default run (3 seeds x
-2,160 instances x 0-5 distractors, every distinct instance once, 4 pronouns
-each) asks of the model: the texts, the token positions the causal engine
+its stratified sample of 1,980 of the 2,160 instances, the same cells in every
+seed, x 0-5 distractors, every distinct instance once, 4 pronouns each) asks
+of the model: the texts, the token positions the causal engine
 runs at each commit batch size (one token tree per group of a sorted batch,
 as models.causal lays them out), and the FLOP floor of that work at the best
 fp32 matmul rate measured here (benchmarks/pronoun_memory.py's floor). It
@@ -44,8 +45,8 @@ def main(argv=None) -> int:
     from studies.pronoun_fidelity.run import parse_distractors
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--per-seed", type=int, default=2160)
-    p.add_argument("--distractors", type=parse_distractors, default=list(range(6)))
+    p.add_argument("--per-seed", type=int, default=None, help="default: 2160")
+    p.add_argument("--distractors", type=parse_distractors, default=None, help="default: 0-5")
     p.add_argument("--model", default="smollm2-135m")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=2023)
@@ -57,10 +58,13 @@ def main(argv=None) -> int:
                    help="--work: commit batch sizes to count (default: %(default)s)")
     args = p.parse_args(argv)
     if args.work:
-        if args.per_seed != 2160 or args.distractors != list(range(6)):
-            p.error(f"--work counts the study's default run (--per-seed 2160, --distractors "
-                    f"0-5); found --per-seed {args.per_seed}, --distractors {args.distractors}")
+        if args.per_seed is not None or args.distractors is not None:
+            p.error(f"--work counts the study's default run, so it takes no --per-seed or "
+                    f"--distractors; found --per-seed {args.per_seed}, --distractors "
+                    f"{args.distractors}")
         return write_work(args)
+    args.per_seed = 2160 if args.per_seed is None else args.per_seed
+    args.distractors = list(range(6)) if args.distractors is None else args.distractors
 
     loaded = load_dataset("ruff2024", args.data_dir)
     task, context = loaded.tables["task"], loaded.tables["context"]
@@ -109,10 +113,13 @@ def design_units(lm, data_dir, seed: int):
     from models.logprob import split_at_slot
     from studies.pronoun_fidelity import analysis as A
     from studies.pronoun_fidelity.instances import CASES
-    from studies.pronoun_fidelity.steps import DEFAULT_PER_SEED, draw_samples, load_tables
+    from studies.pronoun_fidelity.steps import (DEFAULT_PER_SEED, design_size, draw_samples,
+                                                load_tables, samples_same_cells)
 
     task, context, _ = load_tables(argparse.Namespace(data_dir=data_dir))
-    samples = draw_samples(task, context, list(range(6)), DEFAULT_PER_SEED, seed)
+    # the study's own rule: its default sample keeps the same cells in every seed
+    same = samples_same_cells(DEFAULT_PER_SEED, design_size(task))
+    samples = draw_samples(task, context, list(range(6)), DEFAULT_PER_SEED, seed, same_cells=same)
     unique = samples.drop_duplicates("instance")
     prefixes, continuations = [], []
     for case in CASES:
@@ -132,14 +139,18 @@ def write_work(args) -> int:
     from models.loading import load_scorer
 
     lm = load_scorer(args.model)
+    from studies.pronoun_fidelity.steps import DEFAULT_PER_SEED as per_seed
+
     n_sampled, n_instances, units = design_units(lm, args.data_dir, args.seed)
     ids = [u.ids for u in units]
     by_batch = {batch: pm.design_work(ids, batch)
                 for batch in (int(b) for b in args.batch_sizes.split(","))}
     floors = {batch: pm.floor_part({"total": work}, repeats=5) for batch, work in by_batch.items()}
     record = {
-        "what": "the default run's forced choices (3 seeds x 2,160 x 0-5 distractors, distinct "
-                "instances once, 4 pronouns each), counted, not scored",
+        "what": f"the default run's forced choices (3 seeds x {per_seed:,} of the 2,160 "
+                f"instances, the same cells in every seed, x 0-5 distractors, distinct "
+                f"instances once, 4 pronouns each), counted, not scored",
+        "per_seed": per_seed,
         "seed": args.seed, "model": args.model, "sampled_instances": n_sampled,
         "distinct_instances": n_instances, "scored_texts": len(ids),
         "whole_texts_positions": sum(len(i) for i in ids),

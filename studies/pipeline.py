@@ -315,6 +315,28 @@ class Run:
                                **self._twin_options(family, contrasts, priors, draws, seed,
                                                     loo, target_accept), **self.cache)
 
+    def twin(self, formula: str, data: pd.DataFrame, *, name: str, family: str = "gaussian",
+             contrasts: Mapping | None = None, priors: Mapping | None = None,
+             draws: int | None = None, seed: int | None = None, loo: bool = True,
+             target_accept: float | None = None):
+        """The Bayesian twin of `formula` alone (a FitResult), *not recorded*: for a study
+        that records it itself with `record_fits`, e.g. after renaming its terms. The twin
+        `start_twin` started under `name` with these arguments when there is one (the wait
+        for it is timed), else fitted now; through the fit cache either way."""
+        from gbstats.mixed.fit_cache import cached_fit
+        from gbstats.mixed.fitting import fit_bayes_twin
+
+        options = self._twin_options(family, contrasts, priors, draws, seed, loo, target_accept)
+        started = (self._background.take(name, fit_bayes_twin, formula, data, options)
+                   if self._background is not None else None)
+        if started is None:
+            return cached_fit(fit_bayes_twin, formula, data, **options, **self.cache)
+        started = WaitTimed(started)
+        try:
+            return started.result()
+        finally:
+            self._background_twins[name] = started.waited
+
     def _twin_options(self, family, contrasts, priors, draws, seed, loo,
                       target_accept=None) -> dict:
         from gbstats.mixed.fitting import twin_options
@@ -335,13 +357,13 @@ class Run:
             self._background.cancel()
 
     def background_fits_left(self) -> None:
-        """At the end of the fit steps: every twin started was collected by run.fit (a
-        study's own mistake otherwise: one sampled for nothing)."""
+        """At the end of the fit steps: every twin started was collected by run.fit or
+        run.twin (a study's own mistake otherwise: one sampled for nothing)."""
         if self._background is not None and self._background.pending():
             left = self._background.pending()
             self._background.cancel()
-            raise ValueError(f"twins started with run.start_twin and never fitted with "
-                             f"run.fit: {', '.join(left)}")
+            raise ValueError(f"twins started with run.start_twin and never collected by "
+                             f"run.fit or run.twin: {', '.join(left)}")
 
     def frequentist_backends(self, formula: str, family: str, wanted: list[str],
                              name: str) -> list[str]:

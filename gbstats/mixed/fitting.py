@@ -88,8 +88,9 @@ TWIN_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("gbstats
 
 def _twin_progress(line: str) -> None:
     label = TWIN_LABEL.get()
-    PROGRESS.info(f"{label} twin, attempt {line.removeprefix('twin attempt ')}" if label
-                  else line)
+    # a fit named as a twin already ("model side: exp1_m_cond (twin)") is not said twice
+    PROGRESS.info(f"{label.removesuffix(' (twin)')} twin, attempt "
+                  f"{line.removeprefix('twin attempt ')}" if label else line)
 
 
 def fit_bayes_twin(formula: str, data: pd.DataFrame, *, family: str = "gaussian",

@@ -37,6 +37,41 @@ def check_twin_flags(run) -> None:
                            f"other: drop --no-bayes to fit them, or drop {' and '.join(asked)}")
 
 
+def mirror_twin_name(mirror) -> str:
+    return f"model side: {mirror.key} (twin)"
+
+
+def start_mirror_twins(run, mirror_rows: dict) -> None:
+    """Start the model-side mirrors' Bayesian twins in the background (`Run.start_twin`;
+    nothing under --no-bayes), before the people's glmer fits: they sample while R fits
+    (the twins took 138 of a cold run's 360 s one after the other, the R fits 133 s;
+    benchmarks/results/study_times.json). The numbers are those of twins fitted in place:
+    each is a function of its formula, rows, options and seed (`gbstats.mixed.background`)."""
+    for mirror in M.MIRRORS:
+        if mirror.key in mirror_rows:
+            rows, contrasts = mirror_rows[mirror.key]
+            run.start_twin(mirror.formula, rows, name=mirror_twin_name(mirror),
+                           contrasts=H.bambi_safe(contrasts)[0], loo=False)
+
+
+def collect_mirror_twins(run, mirror_rows: dict, model_fits: dict) -> dict:
+    """`model_fits` with each mirror's twin beside its lme4 fit (nothing added under
+    --no-bayes), its terms named as lme4's are; recorded as "model side: <key> (twin)"."""
+    if not run.bayes:
+        return model_fits
+    out = dict(model_fits)
+    for mirror in M.MIRRORS:
+        if mirror.key not in mirror_rows:
+            continue
+        rows, contrasts = mirror_rows[mirror.key]
+        safe, back = H.bambi_safe(contrasts)
+        name = mirror_twin_name(mirror)
+        twin = run.twin(mirror.formula, rows, name=name, contrasts=safe, loo=False)
+        out[mirror.key] = run.record_fits(name, {**model_fits[mirror.key],
+                                                 "pymc": H.rename_terms(twin, back)})
+    return out
+
+
 def record_twins(run, groups: dict) -> None:
     """Every Bayesian twin of the run into results.json's "bayes_twins" (and the report's
     section), refitted with wider priors under --prior-sensitivity (`Run.record_twins`)."""
@@ -77,6 +112,9 @@ def fit(run, state):
         return {**state, "human": {}, "like": {}, "model_fits": {}, "earlier_fits": {},
                 "alignment_fits": {}}
     tables = state["tables"]
+    mirror_rows = ({m.key: M.mirror_rows(state["scored"], tables, m) for m in M.MIRRORS}
+                   if state["scored"] is not None else {})
+    start_mirror_twins(run, mirror_rows)
     human = H.fit_human_models(tables, bayes=run.args.human_twins, draws=run.args.draws,
                                max_draws=run.max_draws, seed=run.seed, **fit_cache(run))
     for key, fits in human.items():
@@ -95,18 +133,10 @@ def fit(run, state):
     scored = state["scored"]
     if scored is not None:
         for mirror in M.MIRRORS:
-            rows, contrasts = M.mirror_rows(scored, tables, mirror)
-            fits = run.fit(mirror.formula, rows, name=f"model side: {mirror.key}", twin=False,
-                           contrasts=contrasts)
-            if run.bayes:
-                safe, back = H.bambi_safe(contrasts)
-                twin = fit_with_twin(mirror.formula, rows, backends=[], bayes=True,
-                                     draws=run.args.draws, max_draws=run.max_draws,
-                                     seed=run.seed, loo=False, contrasts=safe,
-                                     **fit_cache(run))
-                fits = run.record_fits(f"model side: {mirror.key} (twin)",
-                                       {**fits, "pymc": H.rename_terms(twin["pymc"], back)})
-            model_fits[mirror.key] = fits
+            rows, contrasts = mirror_rows[mirror.key]
+            model_fits[mirror.key] = run.fit(mirror.formula, rows,
+                                             name=f"model side: {mirror.key}", twin=False,
+                                             contrasts=contrasts)
             run.warn(parity_warnings(mirror, rows, tables))
         for exp in PRODUCTION:
             rows, contrasts = M.earlier_rows(scored, tables, exp)
@@ -134,6 +164,8 @@ def fit(run, state):
                                           twin=run.args.alignment_twin, loo=False,
                                           optimizer=A.ALIGNMENT_OPTIMIZER)
         state = {**state, "items": items, "grouped": grouped}
+        # the twins last: they sampled in the background during every R fit above
+        model_fits = collect_mirror_twins(run, mirror_rows, model_fits)
     for note in reused_fits_note({**{k: v for k, v in human.items()}}):
         run.note(note)
     # the people's fits are made here, not by run.fit: their twins are recorded here (the

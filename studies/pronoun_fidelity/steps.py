@@ -100,6 +100,15 @@ def resolve_per_seed(args, task: pd.DataFrame) -> int:
     return min(DEFAULT_PER_SEED, design_size(task))
 
 
+def samples_same_cells(per_seed: int, full_per_seed: int) -> bool:
+    """Whether a sample of `per_seed` instances per seed keeps the same cells in every seed:
+    whole blocks of the full design do (the stratified sample). A part of a block (a quick
+    look, --per-seed below 36 or between multiples) is not balanced, and the same few cells
+    in every seed could leave a pronoun set out of the GLMM altogether, so each seed then
+    takes its own first cells, as before."""
+    return per_seed < full_per_seed and per_seed % BLOCK_SIZE == 0
+
+
 def design_ids(task, context, distractors, per_seed: int, seed: int, *,
                same_cells: bool = False) -> pd.DataFrame:
     """The instances `draw_samples` draws, without their texts: n_distractors, seed,
@@ -175,13 +184,8 @@ def load(run, _):
     s.per_seed, s.full_per_seed = resolve_per_seed(args, s.task), design_size(s.task)
     say(f"[1/4] sampling {N_SEEDS} seeds x {s.per_seed} of {s.full_per_seed} instances for "
         f"{args.distractors} distractors")
-    # whole blocks: the same cells in every seed (the stratified sample). A part of a block
-    # (a quick look, --per-seed below 36 or between multiples) is not balanced, and the same
-    # few cells in every seed could leave a pronoun set out of the GLMM altogether, so each
-    # seed then takes its own first cells, as before.
-    same_cells = s.per_seed < s.full_per_seed and s.per_seed % BLOCK_SIZE == 0
     s.samples = draw_samples(s.task, context, args.distractors, s.per_seed, run.seed,
-                             same_cells=same_cells)
+                             same_cells=samples_same_cells(s.per_seed, s.full_per_seed))
     full = design_ids(s.task, context, args.distractors, s.full_per_seed, run.seed)
     s.sampling = sampling_table(s.samples, full)
     # the sample is nested in the full design (the same cells in every seed); what it leaves out

@@ -89,6 +89,12 @@ def test_a_labelled_twin_says_which_twin_its_progress_is_about(caplog):
         _twin_progress("twin attempt 1/3 took 14 s: R-hat 1.004")
     finally:
         TWIN_LABEL.reset(token)
+    token = TWIN_LABEL.set("model side: exp1_m_cond (twin)")  # named as a twin already
+    try:
+        _twin_progress("twin attempt 2/3: refit at 2,000 draws per chain")
+    finally:
+        TWIN_LABEL.reset(token)
     assert [r.getMessage() for r in caplog.records] == [
         "twin attempt 1/3: sampling 1,000 draws per chain",
-        "human model twin, attempt 1/3 took 14 s: R-hat 1.004"]
+        "human model twin, attempt 1/3 took 14 s: R-hat 1.004",
+        "model side: exp1_m_cond twin, attempt 2/3: refit at 2,000 draws per chain"]

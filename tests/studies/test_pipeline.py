@@ -276,7 +276,7 @@ def test_a_twin_started_with_other_data_is_refused_by_run_fit(tmp_path):
 def test_a_twin_started_and_never_fitted_is_a_mistake_the_runner_names(tmp_path):
     run = _run(tmp_path)
     run.start_twin("y ~ x + (1|frame)", _paired_rows(), name="forgotten", family="poisson")
-    with pytest.raises(ValueError, match="never fitted with run.fit: forgotten"):
+    with pytest.raises(ValueError, match="never collected by run.fit or run.twin: forgotten"):
         run.background_fits_left()
     run.background_fits_left()  # said once; nothing is left after it
 
@@ -290,3 +290,29 @@ def test_a_background_twin_error_is_raised_by_run_fit_and_start_twin_obeys_no_ba
     quiet = _run(tmp_path, "--no-bayes")
     quiet.start_twin("y ~ x + (1|frame)", rows, name="m")
     quiet.background_fits_left()  # --no-bayes: nothing was started
+
+
+def test_run_twin_collects_the_twin_started_under_its_name_and_times_the_wait(tmp_path):
+    """run.twin (a study that records the twin itself) takes the started twin, as run.fit
+    does: the error the worker met comes back from it, the wait is timed under the name
+    (so that the time split counts the twin as a background one), and nothing is left."""
+    run = _run(tmp_path)
+    rows = _paired_rows()
+    run.start_twin("y ~ x + (1|frame)", rows, name="m (twin)", family="poisson")
+    with pytest.raises(GbstatsError, match="unsupported family 'poisson'"):
+        run.twin("y ~ x + (1|frame)", rows, name="m (twin)", family="poisson")
+    assert "m (twin)" in run._background_twins and run._background_twins["m (twin)"] >= 0
+    run.background_fits_left()  # collected: not a forgotten twin
+
+
+def test_run_twin_refuses_a_twin_started_with_other_data_and_fits_in_place_otherwise(tmp_path):
+    run = _run(tmp_path)
+    rows = _paired_rows()
+    run.start_twin("y ~ x + (1|frame)", rows, name="m", family="poisson")
+    with pytest.raises(GbstatsError, match="'m' was started with another formula, data"):
+        run.twin("y ~ x + (1|frame)", rows.assign(y=rows["y"] * 2), name="m", family="poisson")
+    # nothing started under this name: fitted in place (the same refusal of the family,
+    # raised in this thread, and no wait recorded)
+    with pytest.raises(GbstatsError, match="unsupported family 'poisson'"):
+        run.twin("y ~ x + (1|frame)", rows, name="other", family="poisson")
+    assert "other" not in run._background_twins

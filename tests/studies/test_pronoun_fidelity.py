@@ -185,6 +185,18 @@ def test_default_sample_without_distractors_keeps_the_replicates_of_a_cell(ruff)
         assert len({i.instance_id for i in sample}) == 72
 
 
+def test_whole_blocks_keep_the_same_cells_and_a_quick_look_each_seed_its_own():
+    """The study's rule, which benchmarks/pronoun_fidelity.py --work counts by too: the
+    default (55 blocks of 36) and any whole number of blocks below the full design keep
+    the same cells in every seed; the full design, and a part of a block, do not."""
+    from studies.pronoun_fidelity.steps import DEFAULT_PER_SEED, samples_same_cells
+
+    assert DEFAULT_PER_SEED == 55 * 36 and samples_same_cells(DEFAULT_PER_SEED, 2160)
+    assert samples_same_cells(36, 2160) and samples_same_cells(72, 180)
+    assert not samples_same_cells(2160, 2160)     # the full design: every cell anyway
+    assert not samples_same_cells(4, 2160) and not samples_same_cells(40, 2160)
+
+
 def test_full_design_is_one_flag_away_and_gives_the_old_design(ruff):
     import argparse
 
