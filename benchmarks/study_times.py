@@ -194,9 +194,23 @@ def judge(record: dict, study: str, kind: str, flags: list[str] | None) -> None:
         record["within_target"] = None
 
 
+def machine_speed() -> dict:
+    """The machine's fp32 matmul rate just before a study's runs (the embedded model's MLP
+    shape, torch's threads; pronoun_memory.best_matmul_rate): the same machine kind has
+    measured 95-175 GFLOPS on different days, so an entry's seconds are read beside it."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import pronoun_memory as pm
+
+    rates = pm.best_matmul_rate(576, 1536, repeats=5)   # smollm2-135m: d 576, d_ff 1536
+    return {"matmul_gflops_best": round(max(rates) / 1e9, 1),
+            "matmul_gflops_median": round(sorted(rates)[len(rates) // 2] / 1e9, 1),
+            "how": "best and median of 5 x 20 float32 (2048 x 576) @ (576 x 1536) products"}
+
+
 def time_study(study: str, flags: list[str] | None = None, keep_caches: Path | None = None) -> dict:
     entry: dict = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   "flags": flags or [], "default_run": not flags}
+                   "flags": flags or [], "default_run": not flags,
+                   "machine_speed_before": machine_speed()}
     with tempfile.TemporaryDirectory(prefix=f"study_times_{study}_") as tmp:
         cache, out = Path(tmp) / "cache", Path(tmp) / "out"
         if keep_caches is not None:  # kept for profiling the warm run afterwards

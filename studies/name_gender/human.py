@@ -188,12 +188,21 @@ def bambi_safe(contrasts: dict) -> tuple[dict, dict]:
 
 
 def rename_terms(fit, back: dict):
-    """`fit` with each term's pieces mapped through `back` (a:b renamed piece by piece)."""
+    """`fit` with each term's pieces mapped through `back` (a:b renamed piece by piece), and
+    the contrast names of its recorded codings with them: the report reads a term's words
+    off the coding whose names the term carries (a twin whose terms said "first vs full"
+    while its coding still said "first_vs_full" was read as treatment coding, "Condition:
+    first vs full vs first", and took the lme4 fit's row label with it)."""
     if not back:
         return fit
     coefs = fit.coefs.assign(term=[":".join(back.get(p, p) for p in t.split(":"))
                                    for t in fit.coefs["term"]])
-    return replace(fit, coefs=coefs)
+    contrasts = {var: ({**record, "names": [back.get(f"{var}{n}", f"{var}{n}")[len(var):]
+                                            for n in record["names"]]}
+                       if isinstance(record, dict) and "names" in record else record)
+                 for var, record in (fit.fit_stats.get("contrasts") or {}).items()}
+    stats = {**fit.fit_stats, "contrasts": contrasts} if contrasts else fit.fit_stats
+    return replace(fit, coefs=coefs, fit_stats=stats)
 
 
 def fit_human_models(tables: dict, *, specs=HUMAN_MODELS, bayes: bool = False, draws: int = 1000,

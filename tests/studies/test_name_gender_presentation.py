@@ -88,3 +88,36 @@ def test_twin_diagnostics_table_shows_a_fractional_ess(tmp_path):
     tex = (tmp_path / "tables" / "twin_diagnostics.tex").read_text()
     assert " 584 " in tex and "583.6" not in tex
     assert report.tables["twin_diagnostics"]["min_ess_bulk"].iloc[0] == 583.6620395607994
+
+
+def test_a_renamed_twin_reads_as_its_lme4_fit_in_the_model_table():
+    """The twin is fitted with formula-safe contrast names ("first_vs_full") and renamed
+    back; its recorded coding is renamed with its terms, so the table reads its rows as the
+    lme4 fit's ("Condition: full vs first"), not as a treatment contrast of a level named
+    "first vs full" ("Condition: first vs full vs first", which made the default run's
+    model_side_models row labels wrong and the table wider than the page)."""
+    from gbstats.mixed.contrasts import user_coding
+    from gbstats.mixed.results import COEF_COLUMNS, FitResult
+    from studies.name_gender.human import FIXED_2, bambi_safe, rename_terms
+
+    safe, back = bambi_safe({"Condition": FIXED_2})
+
+    def fit(contrasts, names, backend):
+        coefs = pd.DataFrame([{c: 0.0 for c in COEF_COLUMNS} | {"term": t}
+                              for t in ["(Intercept)", *names, f"{names[0]}:GenderRatingCentered"]])
+        coding = user_coding("Condition", ["first", "full"], contrasts["Condition"])
+        return FitResult("y ~ Condition * GenderRatingCentered", backend, "gaussian", coefs,
+                         fit_stats={"contrasts": {"Condition": coding.to_record()}})
+
+    lme4 = fit({"Condition": FIXED_2}, ["Conditionfirst vs full"], "lme4")
+    twin = rename_terms(fit(safe, ["Conditionfirst_vs_full"], "bambi"), back)
+    assert twin.fit_stats["contrasts"]["Condition"]["names"] == ["first vs full"]
+    assert list(twin.coefs["term"]) == list(lme4.coefs["term"])
+    from gbstats.report.model_table import codings_of, predictors_of, term_label
+
+    for one in (lme4, twin):   # the main effect is read off the coding, alike
+        assert term_label("Conditionfirst vs full", codings_of(one), predictors_of(one),
+                          P.VARIABLES, P.LEVELS) == "Condition: full vs first"
+    words = P.all_term_words({("Exp 1", "lme4"): lme4, ("Exp 1", "twin"): twin})
+    assert "Conditionfirst vs full" not in words   # no treatment-coding reading overrides it
+    assert words["Conditionfirst vs full:GenderRatingCentered"] == "Full vs first × gender rating"
