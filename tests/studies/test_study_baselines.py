@@ -72,7 +72,14 @@ FITTED_TABLES = {
                        "glmm_pro_minus_anti"},
     "genda_lens": {"mixed_model"},
     "name_gender": {"human_models", "human_fit_settings", "like_for_like_models"},
-    "pronoun_memory": {"human_models", "human_fit_settings", "human_variances"},
+    # human_sensitivity holds glmer fits too (the authors' models beside their refits with
+    # a participant intercept, with bobyqa); it had been compared exactly by oversight. On
+    # the machine of 2026-12-07 (a slower one of the kind: fp32 matmul 95-137 GFLOPS, not
+    # 175) both environments gave the same numbers, off the baseline by up to 3.6e-4
+    # relative in the estimates but 1.0e-3 in exp2_m_mp's SE and 3.8e-3 in its p: see
+    # PARTLY_IDENTIFIED
+    "pronoun_memory": {"human_models", "human_fit_settings", "human_variances",
+                       "human_sensitivity"},
 }
 # Tables computed from language-model scores (smollm2-135m; role_nouns and cognitive_bias
 # run with --model none). Their float columns get tolerances.MODEL (plus FITTED where the
@@ -111,6 +118,10 @@ MODEL_TABLES = {
 UNCONVERGED_ROWS = {("pronoun_fidelity", "glmm"): ("backend", "blme"),
                     ("pronoun_fidelity", "distractor_effects"): ("backend", "blme")}
 PARTLY_IDENTIFIED = {("pronoun_fidelity", "glmm"): {"estimate"},
+                     # Exp 2's models with a participant intercept under bobyqa: their SEs
+                     # (and so p) move with the machine 10x more than their estimates
+                     # (FITTED_TABLES' note), so the estimates are compared
+                     ("pronoun_memory", "human_sensitivity"): {"estimate", "published_estimate"},
                      # read off that same GLMM: estimates only, for the same reason
                      ("pronoun_fidelity", "distractor_effects"): {"estimate"}}
 
