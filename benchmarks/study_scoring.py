@@ -489,6 +489,227 @@ def streams(lm, n: int, reps: int, commits: list[int]) -> dict:
                     "spinning on one core"}
 
 
+# --split: where one thread's scoring time goes, by part of the forward pass, each part
+# against its own FLOP floor. Parts are found by module name (a llama-type decoder: the
+# embedded model), in the order a name is tried; a module in none of them is not timed.
+SPLIT_MODULES = (  # (name suffix, part)
+    (("q_proj", "k_proj", "v_proj", "o_proj"), "attention projections (q, k, v, o)"),
+    (("self_attn",), "attention, whole"),
+    (("gate_proj", "up_proj", "down_proj"), "MLP matmuls"),
+    ((".mlp",), "MLP, whole"),
+    (("input_layernorm", "post_attention_layernorm", "model.norm"), "RMS norms"),
+    (("embed_tokens",), "token embeddings"),
+    (("rotary_emb",), "rotary tables"),
+    (("lm_head",), "vocabulary projection"),
+)
+SPLIT_LAYER = "layers."  # a decoder layer: "model.layers.N" (its parts are timed within)
+
+
+class PartTimer:
+    """Seconds per part, from forward hooks on the model's modules and wrappers around the
+    engine's host-side steps, with the token positions the base model runs (padding and
+    the pairs the tree mask keeps, read off the tensors the engine builds)."""
+
+    def __init__(self, lm):
+        import torch
+
+        import models.causal as causal
+
+        self.seconds: dict[str, float] = {}
+        self.counts = {"positions_padded": 0, "positions_real": 0, "attention_pairs": 0,
+                       "head_rows": 0}
+        self._start: dict[int, float] = {}
+        self._undo = []
+        model = lm.model
+        for name, module in model.named_modules():
+            part = self._part_of(name)
+            if part is not None:
+                self._hook(module, part)
+        self._hook(model.base_model, "base model, whole", count=True)
+        for where, attribute, part in ((causal, "_band_inputs", "tree masks and ids (numpy)"),
+                                       (causal, "_packed_layout", "tree layout (Python)"),
+                                       (causal, "prepare_units", "tokenizing"),
+                                       (torch, "log_softmax", "log-softmax")):
+            self._wrap(where, attribute, part)
+
+    @staticmethod
+    def _part_of(name: str):
+        for suffixes, part in SPLIT_MODULES:
+            if name.endswith(suffixes):
+                return part
+        tail = name.rsplit(SPLIT_LAYER, 1)[-1]
+        return "decoder layers, whole" if SPLIT_LAYER in name and tail.isdigit() else None
+
+    def _add(self, part: str, seconds: float) -> None:
+        self.seconds[part] = self.seconds.get(part, 0.0) + seconds
+
+    def _hook(self, module, part: str, count: bool = False) -> None:
+        def before(mod, args, kwargs):
+            if count:
+                self._count(kwargs)
+            self._start[id(mod)] = time.perf_counter()
+
+        def after(mod, args, kwargs, output):
+            self._add(part, time.perf_counter() - self._start.pop(id(mod)))
+            if part == "vocabulary projection":
+                self.counts["head_rows"] += int(args[0].shape[0]) if args[0].dim() == 2 else \
+                    int(args[0].shape[0] * args[0].shape[1])
+
+        self._undo.append(module.register_forward_pre_hook(before, with_kwargs=True).remove)
+        self._undo.append(module.register_forward_hook(after, with_kwargs=True).remove)
+
+    def _count(self, kwargs) -> None:
+        ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
+        self.counts["positions_padded"] += int(ids.numel())
+        if mask is not None and mask.dim() == 4:  # a tree mask: real queries see themselves
+            diagonal = mask[:, 0].diagonal(dim1=-2, dim2=-1)
+            real = int(diagonal.sum())
+            self.counts["positions_real"] += real
+            self.counts["attention_pairs"] += int(mask.sum()) - (int(ids.numel()) - real)
+        else:  # right-padded rows, causal: a row of length l attends l(l+1)/2 pairs
+            lengths = (mask.sum(-1) if mask is not None
+                       else ids.new_full((ids.shape[0],), ids.shape[1]))
+            self.counts["positions_real"] += int(lengths.sum())
+            self.counts["attention_pairs"] += int((lengths * (lengths + 1) // 2).sum())
+
+    def _wrap(self, where, attribute: str, part: str) -> None:
+        function = getattr(where, attribute)
+
+        def timed_call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._add(part, time.perf_counter() - start)
+
+        setattr(where, attribute, timed_call)
+        self._undo.append(lambda: setattr(where, attribute, function))
+
+    def remove(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+
+def split_parts(seconds: dict, counts: dict, total: float, config, rate: float) -> dict:
+    """The timed parts made exclusive (a whole minus its timed parts), with the estimated
+    cost of padding, the rest as the host's Python, and each part's FLOP floor at `rate`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    d, d_ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    head_dim = getattr(config, "head_dim", None) or d // config.num_attention_heads
+    kv = config.num_key_value_heads * head_dim
+    _, per_pair, per_head_row = pm.model_flops(config)
+    get = seconds.get
+    attention_core = get("attention, whole", 0) - get("attention projections (q, k, v, o)", 0)
+    mlp_rest = get("MLP, whole", 0) - get("MLP matmuls", 0)
+    layers_rest = (get("decoder layers, whole", 0) - get("attention, whole", 0)
+                   - get("MLP, whole", 0) - get("RMS norms", 0))
+    base_rest = (get("base model, whole", 0) - get("decoder layers, whole", 0)
+                 - get("token embeddings", 0) - get("rotary tables", 0))
+    # the final norm is a RMS norm outside the layers: taken out of the base's rest
+    real, padded = counts["positions_real"], counts["positions_padded"]
+    parts = {
+        "attention projections (q, k, v, o)": (
+            get("attention projections (q, k, v, o)", 0), real * 2 * layers * (2 * d * d + 2 * d * kv)),
+        "attention core (rotary, scores under the tree mask, softmax, values)": (
+            attention_core, counts["attention_pairs"] * per_pair),
+        "MLP matmuls (gate, up, down)": (get("MLP matmuls", 0), real * 2 * layers * 3 * d * d_ff),
+        "MLP activation and product": (mlp_rest, None),
+        "RMS norms and residual adds": (get("RMS norms", 0) + layers_rest, None),
+        "mask handling and embeddings in the base model": (
+            base_rest + get("token embeddings", 0) + get("rotary tables", 0), None),
+        "vocabulary projection": (get("vocabulary projection", 0),
+                                  counts["head_rows"] * per_head_row),
+        "log-softmax": (get("log-softmax", 0), None),
+        "tree masks and ids (numpy)": (get("tree masks and ids (numpy)", 0), None),
+        "tree layout (Python)": (get("tree layout (Python)", 0), None),
+        "tokenizing": (get("tokenizing", 0), None),
+    }
+    timed_sum = sum(s for s, _ in parts.values())
+    parts["the rest of the host's Python (batching, gathers, results)"] = (total - timed_sum, None)
+    out = {}
+    for part, (secs, flops) in parts.items():
+        out[part] = {"seconds": round(secs, 4), "share": round(secs / total, 4)}
+        if flops:
+            out[part].update(floor_seconds=round(flops / rate, 4),
+                             times_floor=round(secs / (flops / rate), 3))
+    in_layers = get("decoder layers, whole", 0)
+    out["padding (included above)"] = {
+        "positions_padded": padded, "positions_real": real,
+        "estimated_seconds": round(in_layers * (padded - real) / padded, 4) if padded else 0.0,
+        "share": round(in_layers * (padded - real) / padded / total, 4) if padded else 0.0,
+        "how": "the decoder layers' seconds times the padded share of the positions they ran"}
+    floor_total = sum(v["floor_seconds"] for v in out.values() if "floor_seconds" in v)
+    out["whole"] = {"seconds": round(total, 4), "floor_seconds": round(floor_total, 4),
+                    "times_floor": round(total / floor_total, 3), **counts}
+    return out
+
+
+def split_workloads(n: int) -> dict:
+    """`packing_workloads`, and pronoun_memory's Exp 2 (long shared contexts: about 1,800
+    tokens read before 27 short continuations each) for n // 128 of its prompts."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    units = pm.study_units()
+    exp2 = units[units["part"] == "Exp 2"]
+    exp2 = exp2[exp2["prompt_id"].isin(exp2["prompt_id"].unique()[:max(1, n // 128)])]
+    return {**packing_workloads(n),
+            "pronoun_memory_exp2": (list(exp2["prefix"]), list(exp2["continuation"]))}
+
+
+def split(lm, n: int, reps: int) -> dict:
+    """--split: each workload scored on one thread, one batch at a time (so that every part's
+    seconds are its own and the floor's rate is one core's), first plain and then with
+    the part timers on; the parts' seconds, shares and times their FLOP floors."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pronoun_memory as pm
+
+    from models.causal import score_continuations
+
+    config = lm.model.config
+    threads = torch.get_num_threads()
+    os.environ["GBSTATS_CPU_STREAMS"] = "1"
+    torch.set_num_threads(1)
+    try:
+        rate = max(pm.best_matmul_rate(config.hidden_size, config.intermediate_size, 5))
+        out = {}
+        for name, (prefixes, continuations) in split_workloads(n).items():
+            def run(cache):
+                score_continuations(prefixes, continuations, lm=lm, cache_dir=cache,
+                                    use_cache=False, progress=False)
+            plain = min(timed(run) for _ in range(reps))
+            best = None
+            for _ in range(reps):
+                timer = PartTimer(lm)
+                try:
+                    seconds = timed(run)
+                finally:
+                    timer.remove()
+                if best is None or seconds < best[0]:
+                    best = (seconds, timer)
+            total, timer = best
+            out[name] = {"seconds_plain": round(plain, 4), "seconds_timed": round(total, 4),
+                         "timer_overhead": round(total / plain - 1, 4),
+                         "parts": split_parts(timer.seconds, timer.counts, total, config, rate)}
+            whole = out[name]["parts"]["whole"]
+            print(f"split {name}: {plain:.2f} s plain, {total:.2f} s timed, "
+                  f"{whole['times_floor']:.2f}x its floor", flush=True)
+    finally:
+        os.environ.pop("GBSTATS_CPU_STREAMS", None)
+        torch.set_num_threads(threads)
+    return {"n": n, "reps": reps, "commit": "the engine's CPU default", "torch_threads": 1,
+            "matmul_gflops_best_one_thread": round(rate / 1e9, 1), "workloads": out,
+            "note": "one thread, one batch at a time, cache off; seconds: the run (min over "
+                    "reps) whose parts are shown, timed by forward hooks on the modules and "
+                    "wrappers around the engine's steps; a part's floor: its FLOPs (real "
+                    "positions, the pairs the tree mask keeps, the head's rows) at the best "
+                    "one-thread float32 matmul rate measured in the same run"}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=256, help="texts per workload (default: %(default)s)")
@@ -509,6 +730,9 @@ def main(argv=None) -> dict:
                         "taken by a burner; updates the \"streams\" entry of the JSON")
     p.add_argument("--commits", default="32,128",
                    help="--streams: commit sizes to time (default: %(default)s)")
+    p.add_argument("--split", action="store_true",
+                   help="only time the parts of the forward pass on one thread against their "
+                        "FLOP floors; updates the \"split\" entry of the JSON")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -526,6 +750,20 @@ def main(argv=None) -> dict:
                           "versions": {k: version(k) for k in ("torch", "transformers")}}
         out.write_text(json.dumps(doc, indent=2) + "\n")
         print(f"wrote {out} (streams)")
+        return doc
+    if args.split:
+        from models.loading import load_scorer
+
+        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
+        doc["split"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "load_average_before": list(os.getloadavg()),
+                        **split(load_scorer("smollm2-135m"), args.n, args.reps),
+                        "load_average_after": list(os.getloadavg()),
+                        "machine": {"cpu_count": os.cpu_count(),
+                                    "platform": platform.platform()},
+                        "versions": {k: version(k) for k in ("torch", "transformers")}}
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out} (split)")
         return doc
     if args.floor:
         from models.loading import load_scorer
@@ -565,7 +803,7 @@ def main(argv=None) -> dict:
     doc["workloads"] = workloads(lm, args.n, args.reps)
     doc["study_vs_engine"] = study_vs_engine(lm, args.n, args.reps)
     doc["load_average_after"] = list(os.getloadavg())
-    for kept in ("packing", "floor"):  # kept: each has its own date
+    for kept in ("packing", "floor", "streams", "split"):  # kept: each has its own date
         if out.exists() and kept in json.loads(out.read_text()):
             doc[kept] = json.loads(out.read_text())[kept]
     out.parent.mkdir(parents=True, exist_ok=True)

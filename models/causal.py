@@ -51,6 +51,10 @@ SHARE_PREFIXES = {"llama", "gpt2", "mistral", "qwen2", "gpt_neox"}
 CAUSAL_MASK_SUFFICES = {"llama", "mistral", "qwen2", "gpt_neox"}
 MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
 PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
+# a token tree whose texts share this many first tokens or more runs its trunk causally,
+# in a pass of its own (_trunk_row)
+TRUNK_TOKENS = 256
+CPU_BAND_PAD = 4  # padding (tokens per row) a CPU pass takes rather than another pass (row_bands)
 # The row width at which a packed row's attention (quadratic in the width) costs as much as
 # the rest of the layer (linear): for a llama-style layer of width d and MLP width d_ff,
 # per token ~2(4d^2 + 3 d d_ff) flops against ~4d per query-key pair, i.e. 2d + 1.5 d_ff
@@ -396,6 +400,71 @@ def _band_inputs(trees, packed, band: list[int]):
     return ids, positions, mask
 
 
+def row_bands(widths: Sequence[int], device_type: str) -> list[list[int]]:
+    """The packed rows (by index) of each forward pass: rows sorted widest first, a row
+    joining the pass before it while padding it to that pass's widest row costs little.
+
+    A padded position costs as much as a real one. On a CPU that is about 1.5 ms of one
+    core for the embedded 135M model, and a forward pass's own cost a few positions'
+    worth, so rows share a pass only within CPU_BAND_PAD tokens of its widest (padding
+    had been 11-13% of genda_lens' positions within 2x; study_scoring.json "split").
+    Elsewhere a pass is dearer than the positions: rows within 2x of the widest share it.
+    """
+    order = sorted(range(len(widths)), key=lambda r: -widths[r])
+    passes: list[list[int]] = []
+    for r in order:
+        widest = widths[passes[-1][0]] if passes else 0
+        fits = (widest - widths[r] <= CPU_BAND_PAD if device_type == "cpu"
+                else widths[r] * 2 >= widest)
+        if passes and fits:
+            passes[-1].append(r)
+        else:
+            passes.append([r])
+    return passes
+
+
+def trunk_length(paths: Sequence[Sequence[int]]) -> int:
+    """How many of a token tree's first nodes every text runs through: the trunk, nodes
+    0, 1, ... (token_tree makes the first text's nodes first)."""
+    trunk = min(len(path) for path in paths)
+    for path in paths:
+        k = 0
+        while k < trunk and path[k] == k:
+            k += 1
+        trunk = k
+    return trunk
+
+
+def _trunk_row(base, ids, positions, mask, trunk: int):
+    """The final hidden states of a row holding one token tree whose first `trunk` nodes
+    every text shares, in two passes: the trunk alone, causally and keeping its keys and
+    values, then the branches after it, each node seeing the whole trunk and its own
+    ancestors among the branches (the tree mask's rows below the trunk).
+
+    In one pass the tree mask makes attention dense over the row: every query meets every
+    key, masked or not. pronoun_memory's Exp 2 reads about 2,200 tokens of context before
+    27 short continuations; one thread spent 52% of its scoring in attention, 4x the FLOPs
+    of the pairs the mask keeps (study_scoring.json "split"). A causal pass over the trunk
+    skips the blocks above the diagonal, with no mask to build or apply, and the branches
+    attend as rows of their own.
+    """
+    import torch
+
+    device = base.device
+    first = base(input_ids=torch.from_numpy(ids[:, :trunk]).to(device),
+                 position_ids=torch.from_numpy(positions[:, :trunk]).to(device),
+                 use_cache=True)
+    hidden = first.last_hidden_state
+    if trunk < ids.shape[1]:
+        branches = base(input_ids=torch.from_numpy(ids[:, trunk:]).to(device),
+                        position_ids=torch.from_numpy(positions[:, trunk:]).to(device),
+                        attention_mask=torch.from_numpy(
+                            np.ascontiguousarray(mask[:, :, trunk:, :])).to(device),
+                        past_key_values=first.past_key_values, use_cache=True)
+        hidden = torch.cat([hidden, branches.last_hidden_state], dim=1)
+    return hidden
+
+
 def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]], rows, cols):
     """(hidden, node_of): the final hidden state of each distinct tree node that some
     (rows, cols) asks for, and which of them each (row, col) reads, each group run as a
@@ -421,15 +490,12 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
 
     trees, packed, unit_row, unit_cols = _packed_layout(units, groups)
     widths = [sum(len(trees[k][1]) for k in row) for row in packed]
-    # one forward pass per band of rows of similar width (within 2x of the widest)
-    order = sorted(range(len(packed)), key=lambda r: -widths[r])
-    passes, band = [], []
-    for r in order:
-        if band and widths[r] * 2 < widths[band[0]]:
-            passes.append(band)
-            band = []
-        band.append(r)
-    passes.append(band)
+    # a row holding one tree with a long trunk runs it in two passes of its own (_trunk_row)
+    trunks = {r: trunk_length(trees[row[0]][3]) for r, row in enumerate(packed) if len(row) == 1}
+    trunks = {r: t for r, t in trunks.items() if t >= TRUNK_TOKENS}
+    rest = [r for r in range(len(packed)) if r not in trunks]
+    passes = [[r] for r in trunks] + [[rest[i] for i in band] for band in
+                                      row_bands([widths[r] for r in rest], base.device.type)]
     # each scored position's row and column in the packed layout
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
@@ -450,10 +516,13 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
     out = None
     for p, band in enumerate(passes):
         ids, positions, mask = _band_inputs(trees, packed, band)
-        hidden = base(input_ids=torch.from_numpy(ids).to(device),
-                      attention_mask=torch.from_numpy(mask).to(device),
-                      position_ids=torch.from_numpy(positions).to(device),
-                      use_cache=False).last_hidden_state
+        if band[0] in trunks:
+            hidden = _trunk_row(base, ids, positions, mask, trunks[band[0]])
+        else:
+            hidden = base(input_ids=torch.from_numpy(ids).to(device),
+                          attention_mask=torch.from_numpy(mask).to(device),
+                          position_ids=torch.from_numpy(positions).to(device),
+                          use_cache=False).last_hidden_state
         if out is None:
             out = torch.empty((len(nodes), hidden.shape[-1]), dtype=hidden.dtype, device=device)
         here = np.nonzero(pick_band == p)[0]

@@ -155,3 +155,59 @@ def test_the_head_runs_once_per_tree_node(tiny_gpt2, monkeypatch):
     plain = score_continuations([frame] * 4, continuations, lm=tiny_gpt2, use_cache=False,
                                 progress=False)["logprob"].to_numpy()
     np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=0)
+
+
+STORY = "My sister told me a story about the dentists and the nurses, and then she said"
+TRUNK_CONTINUATIONS = [" they would come.", " she would come.", " he was tired.",
+                       " they were busy all week.", " xe would bring xyr notes."]
+
+
+def test_the_trunk_is_the_nodes_every_text_runs_through():
+    assert causal.trunk_length([[0, 1, 2, 3], [0, 1, 2, 4], [0, 1, 5]]) == 2
+    assert causal.trunk_length([[0, 1, 2]]) == 3
+    assert causal.trunk_length([[0, 1, 2], [0, 1]]) == 2  # a text may end at the trunk's end
+    assert causal.trunk_length([[0, 1], [2, 3]]) == 0
+
+
+def _trunk_scores(lm, monkeypatch, trunk_tokens: int):
+    """The continuations after STORY with trunks of `trunk_tokens` or more run causally,
+    and the number of rows run that way."""
+    calls = []
+    original = causal._trunk_row
+    monkeypatch.setattr(causal, "_trunk_row", lambda *a: calls.append(a[-1]) or original(*a))
+    monkeypatch.setattr(causal, "TRUNK_TOKENS", trunk_tokens)
+    scored = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS,
+                                 lm=lm, use_cache=False)
+    return scored["logprob"].to_numpy(), calls
+
+
+@pytest.mark.parametrize("model_type", sorted(causal.SHARE_PREFIXES))
+def test_a_long_trunk_run_causally_equals_whole_text_passes(tiny_gpt2, tiny_bert_dir, tmp_path,
+                                                           monkeypatch, model_type):
+    # the trunk's keys and values carried into the branches' pass (a KV cache with a
+    # custom 4D mask) must work on every architecture the engine shares prefixes for
+    from models.loading import load_scorer
+    from tiny_models import build_tiny_causal
+
+    lm = tiny_gpt2 if model_type == "gpt2" else load_scorer(
+        str(build_tiny_causal(tmp_path / model_type, tiny_bert_dir, model_type)))
+    trunked, calls = _trunk_scores(lm, monkeypatch, trunk_tokens=8)
+    assert calls and min(calls) >= 8  # the trunk path was taken, with the story as its trunk
+    packed, none = _trunk_scores(lm, monkeypatch, trunk_tokens=10**9)
+    assert not none
+    _without_sharing(monkeypatch)
+    plain = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS, lm=lm,
+                                use_cache=False)["logprob"].to_numpy()
+    assert not np.isnan(trunked).any()
+    np.testing.assert_allclose(trunked, plain, atol=1e-4, rtol=0)
+    np.testing.assert_allclose(packed, plain, atol=1e-4, rtol=0)
+
+
+@pytest.mark.needs_model
+def test_a_long_trunk_run_causally_equals_whole_text_passes_smollm2(smollm, monkeypatch):
+    trunked, calls = _trunk_scores(smollm, monkeypatch, trunk_tokens=8)
+    assert calls
+    _without_sharing(monkeypatch)
+    plain = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS,
+                                lm=smollm, use_cache=False)["logprob"].to_numpy()
+    np.testing.assert_allclose(trunked, plain, atol=1e-4, rtol=0)

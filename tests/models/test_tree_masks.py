@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.causal import CausalUnit, _band_inputs, _packed_layout
+import models.causal as causal
+from models.causal import CausalUnit, _band_inputs, _packed_layout, row_bands
 
 
 def _units(sequences):
@@ -62,3 +63,18 @@ def test_a_band_pads_its_narrower_rows():
     assert positions.tolist() == [[0, 1, 2], [0, 1, 0]]
     assert mask[1, 0].astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [1, 0, 0]]
     assert mask[0, 0].astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+
+
+def test_a_cpu_pass_pads_a_row_by_little_and_other_devices_by_up_to_half():
+    # a padded position costs a CPU as much as a real one and a pass costs only a few
+    # positions, so rows share a CPU pass only within CPU_BAND_PAD tokens of its widest;
+    # a GPU pass is dear, so rows within 2x of the widest share one
+    pad = causal.CPU_BAND_PAD
+    widths = [100, 100 - pad, 100 - pad - 1, 60, 50, 49]
+    assert row_bands(widths, "cpu") == [[0, 1], [2], [3], [4, 5]]
+    assert row_bands(widths, "cuda") == [[0, 1, 2, 3, 4], [5]]
+    for device in ("cpu", "cuda", "mps"):
+        bands = row_bands(widths, device)
+        assert sorted(r for band in bands for r in band) == list(range(len(widths)))
+        for band in bands:  # widest first in every pass: its width is the pass's width
+            assert widths[band[0]] == max(widths[r] for r in band)
