@@ -188,12 +188,11 @@ def scoring_flops(study: str):
             return (sum(floor[part]["total_flops"] for part in parts),
                     "study_scoring.json floor (" + ", ".join(parts) + ")")
     if study == "pronoun_memory":
-        floor = json.loads((results / "pronoun_memory.json").read_text())["floor"]
-        # the pairs the tree mask keeps, not every pair of a packed row: the least work
-        return (floor["flops"]["linear"] + floor["flops"]["lm_head"]
-                + floor["flops_by_part"]["total"]["attention_unmasked_only"],
-                "pronoun_memory.json floor (layers, the head, and attention over the pairs "
-                "the tree mask keeps only); it leaves out the study's second scoring, "
+        design = json.loads((results / "pronoun_memory.json").read_text())["current_design"]
+        # the pairs the tree masks keep, not every pair the engine computes: the least work
+        return (design["floor_flops"],
+                "pronoun_memory.json current_design (layers, the head, and attention over the "
+                "pairs the tree masks keep only); it leaves out the study's second scoring, "
                 "pronoun_fidelity's RUFF sample (112 of 1,071 s of scoring on 2026-11-25), "
                 "so the ratio overstates by about a tenth")
     return None
