@@ -39,6 +39,14 @@ commit batches of 32, one token tree per batch) and their FLOP floor at the best
 matmul rate measured here and now (benchmarks/pronoun_memory.py's counter and floor,
 one definition). It updates only the "floor" entry.
 
+--split scores each workload (and pronoun_memory's Exp 2 contexts) on one thread, one batch
+at a time, and times the parts of the forward pass (forward hooks on the modules, wrappers
+around the engine's host steps): attention projections, the attention core under the tree
+mask, the MLP's matmuls and activation, norms, the vocabulary projection, the log-softmax,
+the tree masks and layout, tokenizing and the rest of the host's Python, each against its
+own FLOP floor at the one-thread matmul rate measured in the same run, with padding's share
+estimated from the positions the passes ran. It updates only the "split" entry.
+
 writes benchmarks/results/study_scoring.json (--packing updates its "packing" entry).
 """
 from __future__ import annotations
