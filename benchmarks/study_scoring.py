@@ -718,6 +718,29 @@ def split(lm, n: int, reps: int) -> dict:
                     "one-thread float32 matmul rate measured in the same run"}
 
 
+def update_entry(out: Path, key: str, measure, load_model: bool = True, **fixed) -> dict:
+    """Run `measure(lm)` (lm: the embedded model, or None) and write what it returns as the
+    JSON's `key` entry, dated, with the load average around it, the machine and the
+    versions, keeping the other entries (each has its own date)."""
+    doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
+    entry = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+             "load_average_before": list(os.getloadavg()), **fixed}
+    if load_model:
+        from models.loading import load_scorer
+
+        entry.update(measure(load_scorer("smollm2-135m")))
+    else:
+        entry.update(measure(None))
+    entry.update(load_average_after=list(os.getloadavg()),
+                 machine={"cpu_count": os.cpu_count(), "platform": platform.platform()},
+                 versions={k: version(k) for k in ("torch", "transformers")})
+    doc[key] = entry
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {out} ({key})")
+    return doc
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=256, help="texts per workload (default: %(default)s)")
@@ -745,56 +768,15 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     out = Path(args.out)
     if args.streams:
-        from models.loading import load_scorer
-
-        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
-        doc["streams"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          "load_average_before": list(os.getloadavg()),
-                          **streams(load_scorer("smollm2-135m"), args.n, args.reps,
-                                    [int(c) for c in args.commits.split(",")]),
-                          "load_average_after": list(os.getloadavg()),
-                          "machine": {"cpu_count": os.cpu_count(),
-                                      "platform": platform.platform()},
-                          "versions": {k: version(k) for k in ("torch", "transformers")}}
-        out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"wrote {out} (streams)")
-        return doc
+        return update_entry(out, "streams", lambda lm: streams(
+            lm, args.n, args.reps, [int(c) for c in args.commits.split(",")]))
     if args.split:
-        from models.loading import load_scorer
-
-        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
-        doc["split"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                        "load_average_before": list(os.getloadavg()),
-                        **split(load_scorer("smollm2-135m"), args.n, args.reps),
-                        "load_average_after": list(os.getloadavg()),
-                        "machine": {"cpu_count": os.cpu_count(),
-                                    "platform": platform.platform()},
-                        "versions": {k: version(k) for k in ("torch", "transformers")}}
-        out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"wrote {out} (split)")
-        return doc
+        return update_entry(out, "split", lambda lm: split(lm, args.n, args.reps))
     if args.floor:
-        from models.loading import load_scorer
-
-        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
-        doc["floor"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                        "load_average_before": list(os.getloadavg()),
-                        "commit_batch": COMMIT, **floor(load_scorer("smollm2-135m")),
-                        "load_average_after": list(os.getloadavg()),
-                        "machine": {"cpu_count": os.cpu_count(),
-                                    "platform": platform.platform()}}
-        out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"wrote {out} (floor)")
-        return doc
+        return update_entry(out, "floor", floor, commit_batch=COMMIT)
     if args.packing:
-        doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "study_scoring"}
-        doc["packing"] = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          "load_average_before": list(os.getloadavg()),
-                          **packing(args.packing, args.n, args.rounds, args.reps, args.threads),
-                          "load_average_after": list(os.getloadavg())}
-        out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"wrote {out} (packing)")
-        return doc
+        return update_entry(out, "packing", lambda lm: packing(
+            args.packing, args.n, args.rounds, args.reps, args.threads), load_model=False)
 
     from models.loading import load_scorer
 
