@@ -51,9 +51,16 @@ SHARE_PREFIXES = {"llama", "gpt2", "mistral", "qwen2", "gpt_neox"}
 CAUSAL_MASK_SUFFICES = {"llama", "mistral", "qwen2", "gpt_neox"}
 MIN_SHARED = 2  # leading tokens (BOS included) worth sharing
 PACK_TOKENS = 256  # tokens per packed row: attention over a row costs its length squared
-# a token tree whose texts share this many first tokens or more runs its trunk causally,
-# in a pass of its own (_trunk_row)
+# off the CPU, a token tree whose texts share this many first tokens or more runs its trunk
+# causally, in a pass of its own (trunk_plan)
 TRUNK_TOKENS = 256
+# On the CPU a tree alone in its row runs in the passes tree_plan weighs with these, in
+# query-key pairs of one layer's attention (SDPA ran 20-23M pairs/s a layer on one thread,
+# 2026-12-07): a forward pass's fixed cost (a 2-token pass of SmolLM2-135M took 77 ms on one
+# thread, 56k pairs), and copying one cached key and value into a pass (the cache is
+# concatenated layer by layer: ~3 KB a token and layer, ~16 pairs at memory speed)
+PASS_OVERHEAD_PAIRS = 60_000
+CACHE_COPY_PAIRS = 16
 CPU_BAND_PAD = 4  # padding (tokens per row) a CPU pass takes rather than another pass (row_bands)
 # The row width at which a packed row's attention (quadratic in the width) costs as much as
 # the rest of the layer (linear): for a llama-style layer of width d and MLP width d_ff,
@@ -435,33 +442,139 @@ def trunk_length(paths: Sequence[Sequence[int]]) -> int:
     return trunk
 
 
-def _trunk_row(base, ids, positions, mask, trunk: int):
-    """The final hidden states of a row holding one token tree whose first `trunk` nodes
-    every text shares, in two passes: the trunk alone, causally and keeping its keys and
-    values, then the branches after it, each node seeing the whole trunk and its own
-    ancestors among the branches (the tree mask's rows below the trunk).
+def tree_plan(parents: Sequence[int], overhead: float | None = None,
+              copy_pairs: float | None = None) -> list[tuple[int, np.ndarray]]:
+    """The passes that compute a token tree (`token_tree`'s parents) alone in its row, on
+    the keys and values of the passes before: [(kept, nodes)], run in order; before a
+    pass the KV cache is cut back to its first `kept` nodes, which are then exactly the
+    ancestors of every node of the pass, and the pass's nodes join the cache after it.
 
-    In one pass the tree mask makes attention dense over the row: every query meets every
-    key, masked or not. pronoun_memory's Exp 2 reads about 2,200 tokens of context before
-    27 short continuations; one thread spent 52% of its scoring in attention, 4x the FLOPs
-    of the pairs the mask keeps (study_scoring.json "split"). A causal pass over the trunk
-    skips the blocks above the diagonal, with no mask to build or apply, and the branches
-    attend as rows of their own.
+    In one pass the tree mask makes attention dense: every node meets every key of the
+    row, masked or not. A tree that branches at its trunk and again below (pronoun_memory:
+    a list's context, then each prompt's question frame, then each option order, then
+    the options) computes most of those pairs for nothing: 16M pairs a layer for Exp
+    1A's three lists, where the tree keeps 3.7M. Here each subtree either runs whole (a
+    masked pass over it, on its cached ancestors) or runs its chain (the nodes down to
+    where it branches) and then each branch below it as a subtree of its own, whichever
+    costs less: its query-key pairs, plus `overhead` pairs for a pass's fixed cost and
+    `copy_pairs` per cached key (the cache is copied into each pass, layer by layer).
+    A subtree's ancestors are its depth, so the choice is made bottom-up, once per node.
+    The first pass, the root's chain, runs causally with no mask (c^2 / 2 pairs: the
+    attention kernel skips the blocks above the diagonal). One pass, [(0, every node)],
+    means running the tree whole is cheapest.
+
+    Measured on one thread (2026-12-07), 972 texts of Exp 1A in one batch: 50.7 s with the
+    trunk alone split off (`trunk_plan`), 36-39 s so; Exp 2's contexts, whose branches are
+    all short after a trunk of 1,900 tokens, 20-21 s either way (the pairs saved there are
+    paid back in smaller matrix products, at 67 GFLOPS for 130 rows against 78 for 260+).
     """
+    overhead = PASS_OVERHEAD_PAIRS if overhead is None else overhead
+    copy_pairs = CACHE_COPY_PAIRS if copy_pairs is None else copy_pairs
+    n = len(parents)
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots = []
+    for node, parent in enumerate(parents):
+        (children[parent] if parent >= 0 else roots).append(node)
+    whole = [(0, np.arange(n))]
+    if len(roots) != 1:
+        return whole
+    depth = np.zeros(n, dtype=np.int64)
+    for node, parent in enumerate(parents):  # a parent comes before its children
+        depth[node] = depth[parent] + 1 if parent >= 0 else 0
+    size = np.ones(n, dtype=np.int64)
+    chain_end = list(range(n))
+    best = np.zeros(n)
+    split = np.zeros(n, dtype=bool)
+    for node in range(n - 1, -1, -1):  # children before their parents
+        kids = children[node]
+        if parents[node] >= 0:
+            size[parents[node]] += size[node]
+        if len(kids) == 1:
+            chain_end[node] = chain_end[kids[0]]
+        a = float(depth[node])
+        fixed = overhead + copy_pairs * a
+        best[node] = size[node] * (a + size[node]) + fixed
+        end = chain_end[node]
+        if children[end]:
+            c = float(depth[end] - depth[node] + 1)
+            own = c * c / 2 if a == 0 else c * (a + c) + fixed
+            cost = own + sum(best[k] for k in children[end])
+            if cost < best[node]:
+                best[node], split[node] = cost, True
+    if not split[roots[0]]:
+        return whole
+    passes, stack = [], [roots[0]]
+    while stack:
+        node = stack.pop()
+        kept = int(depth[node])
+        if split[node]:
+            end = chain_end[node]
+            passes.append((kept, _chain(node, end, children)))
+            stack.extend(reversed(children[end]))
+        else:
+            passes.append((kept, _subtree(node, children)))
+    return passes
+
+
+def _chain(node: int, end: int, children) -> np.ndarray:
+    out = [node]
+    while node != end:
+        node = children[node][0]
+        out.append(node)
+    return np.asarray(out, dtype=np.int64)
+
+
+def _subtree(node: int, children) -> np.ndarray:
+    """The subtree's nodes in creation order (ancestors before descendants)."""
+    out, stack = [], [node]
+    while stack:
+        k = stack.pop()
+        out.append(k)
+        stack.extend(children[k])
+    return np.sort(np.asarray(out, dtype=np.int64))
+
+
+def trunk_plan(paths: Sequence[Sequence[int]], n: int) -> list[tuple[int, np.ndarray]]:
+    """Off the CPU, where a pass costs more than the pairs it saves: the trunk (the nodes
+    every text runs through) in a pass of its own when it is TRUNK_TOKENS long or longer,
+    then the rest of the tree in one masked pass on its keys (`tree_plan`'s form)."""
+    trunk = trunk_length(paths)
+    if trunk < TRUNK_TOKENS:
+        return [(0, np.arange(n))]
+    return [(0, np.arange(trunk))] + ([(trunk, np.arange(trunk, n))] if trunk < n else [])
+
+
+def row_plan(tree, device_type: str) -> list[tuple[int, np.ndarray]]:
+    """How a row holding the one token `tree` (`_packed_layout`'s) runs: `tree_plan` on a
+    CPU, `trunk_plan` elsewhere."""
+    _, tokens, parents, paths = tree
+    if device_type == "cpu":
+        return tree_plan(parents)
+    return trunk_plan(paths, len(tokens))
+
+
+def _planned_row(base, ids, positions, mask, plan):
+    """The final hidden states of a row holding one token tree, run in the passes of
+    `plan` (`tree_plan`): each on the KV cache of its ancestors, cut back before it."""
     import torch
 
     device = base.device
-    first = base(input_ids=torch.from_numpy(ids[:, :trunk]).to(device),
-                 position_ids=torch.from_numpy(positions[:, :trunk]).to(device),
-                 use_cache=True)
-    hidden = first.last_hidden_state
-    if trunk < ids.shape[1]:
-        branches = base(input_ids=torch.from_numpy(ids[:, trunk:]).to(device),
-                        position_ids=torch.from_numpy(positions[:, trunk:]).to(device),
-                        attention_mask=torch.from_numpy(
-                            np.ascontiguousarray(mask[:, :, trunk:, :])).to(device),
-                        past_key_values=first.past_key_values, use_cache=True)
-        hidden = torch.cat([hidden, branches.last_hidden_state], dim=1)
+    hidden, cache, cached = None, None, np.zeros(0, dtype=np.int64)
+    for kept, nodes in plan:
+        if cache is not None and len(cached) > kept:
+            cache.crop(kept - len(cached))  # a negative length drops that many (any version)
+        keys = np.concatenate([cached[:kept], nodes])
+        # the root's chain is causal: no mask (the kernel then skips the upper triangle)
+        step_mask = None if cache is None else torch.from_numpy(
+            np.ascontiguousarray(mask[:, :, nodes][:, :, :, keys])).to(device)
+        step = base(input_ids=torch.from_numpy(ids[:, nodes]).to(device),
+                    position_ids=torch.from_numpy(positions[:, nodes]).to(device),
+                    attention_mask=step_mask, past_key_values=cache, use_cache=True)
+        cache, cached = step.past_key_values, keys
+        if hidden is None:
+            hidden = torch.empty((ids.shape[0], ids.shape[1], step.last_hidden_state.shape[-1]),
+                                 dtype=step.last_hidden_state.dtype, device=device)
+        hidden[:, torch.from_numpy(nodes).to(device)] = step.last_hidden_state
     return hidden
 
 
@@ -490,12 +603,13 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
 
     trees, packed, unit_row, unit_cols = _packed_layout(units, groups)
     widths = [sum(len(trees[k][1]) for k in row) for row in packed]
-    # a row holding one tree with a long trunk runs it in two passes of its own (_trunk_row)
-    trunks = {r: trunk_length(trees[row[0]][3]) for r, row in enumerate(packed) if len(row) == 1}
-    trunks = {r: t for r, t in trunks.items() if t >= TRUNK_TOKENS}
-    rest = [r for r in range(len(packed)) if r not in trunks]
-    passes = [[r] for r in trunks] + [[rest[i] for i in band] for band in
-                                      row_bands([widths[r] for r in rest], base.device.type)]
+    # a row holding one tree runs in the passes of its plan (row_plan), on their KV caches
+    plans = {r: row_plan(trees[row[0]], base.device.type) for r, row in enumerate(packed)
+             if len(row) == 1}
+    plans = {r: plan for r, plan in plans.items() if len(plan) > 1}
+    rest = [r for r in range(len(packed)) if r not in plans]
+    passes = [[r] for r in plans] + [[rest[i] for i in band] for band in
+                                     row_bands([widths[r] for r in rest], base.device.type)]
     # each scored position's row and column in the packed layout
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
@@ -516,8 +630,8 @@ def _hidden_packed(base, units: list[CausalUnit], groups: list[tuple[int, int]],
     out = None
     for p, band in enumerate(passes):
         ids, positions, mask = _band_inputs(trees, packed, band)
-        if band[0] in trunks:
-            hidden = _trunk_row(base, ids, positions, mask, trunks[band[0]])
+        if band[0] in plans:
+            hidden = _planned_row(base, ids, positions, mask, plans[band[0]])
         else:
             hidden = base(input_ids=torch.from_numpy(ids).to(device),
                           attention_mask=torch.from_numpy(mask).to(device),

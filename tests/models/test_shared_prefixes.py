@@ -160,6 +160,11 @@ def test_the_head_runs_once_per_tree_node(tiny_gpt2, monkeypatch):
 STORY = "My sister told me a story about the dentists and the nurses, and then she said"
 TRUNK_CONTINUATIONS = [" they would come.", " she would come.", " he was tired.",
                        " they were busy all week.", " xe would bring xyr notes."]
+# a tree that branches twice below its trunk (as pronoun_memory's: a context, then each
+# prompt's frame, then its options), and a text that ends where the branches start
+MIDS = [" that", " that night", " quietly that"]
+NESTED_PREFIXES = [STORY + mid for mid in MIDS for _ in TRUNK_CONTINUATIONS] + [STORY]
+NESTED_CONTINUATIONS = TRUNK_CONTINUATIONS * len(MIDS) + [" nothing."]
 
 
 def test_the_trunk_is_the_nodes_every_text_runs_through():
@@ -169,45 +174,106 @@ def test_the_trunk_is_the_nodes_every_text_runs_through():
     assert causal.trunk_length([[0, 1], [2, 3]]) == 0
 
 
-def _trunk_scores(lm, monkeypatch, trunk_tokens: int):
-    """The continuations after STORY with trunks of `trunk_tokens` or more run causally,
-    and the number of rows run that way."""
-    calls = []
-    original = causal._trunk_row
-    monkeypatch.setattr(causal, "_trunk_row", lambda *a: calls.append(a[-1]) or original(*a))
-    monkeypatch.setattr(causal, "TRUNK_TOKENS", trunk_tokens)
-    scored = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS,
-                                 lm=lm, use_cache=False)
-    return scored["logprob"].to_numpy(), calls
+# node: 0 - 1 - 2 - 3 - 4 (the trunk), then 5 - 6 - {7, 8} and 9 - 10 - {11, 12}
+NESTED_PARENTS = [-1, 0, 1, 2, 3, 4, 5, 6, 6, 4, 9, 10, 10]
+
+
+def _check_plan(parents, plan):
+    """Every node runs once, after its parent, on a cache that holds exactly its ancestors
+    outside its own pass (the cache after cutting back to `kept`)."""
+    ran = np.concatenate([nodes for _, nodes in plan])
+    assert sorted(ran.tolist()) == list(range(len(parents)))
+    cache: list[int] = []
+    for kept, nodes in plan:
+        cache = cache[:kept]
+        inside = set(nodes.tolist())
+        for node in nodes.tolist():
+            ancestors, up = [], parents[node]
+            while up >= 0:
+                if up not in inside:
+                    ancestors.append(up)
+                up = parents[up]
+            assert sorted(ancestors) == sorted(cache), (node, cache)
+        cache += nodes.tolist()
+
+
+def test_tree_plan_splits_where_the_pairs_saved_pay_for_the_passes():
+    # a pass costing nothing: every chain runs alone, each branch on its ancestors' keys
+    plan = causal.tree_plan(NESTED_PARENTS, overhead=0, copy_pairs=0)
+    _check_plan(NESTED_PARENTS, plan)
+    assert [(kept, nodes.tolist()) for kept, nodes in plan] == [
+        (0, [0, 1, 2, 3, 4]), (5, [5, 6]), (7, [7]), (7, [8]), (5, [9, 10]), (7, [11]),
+        (7, [12])]
+    # a pass dearer than any pairs it saves: the tree runs whole, as one masked pass
+    whole = causal.tree_plan(NESTED_PARENTS, overhead=1e9)
+    assert len(whole) == 1 and whole[0][0] == 0 and whole[0][1].tolist() == list(range(13))
+    # in between: the trunk alone, then each branch whole (three passes, not seven)
+    middle = causal.tree_plan(NESTED_PARENTS, overhead=10, copy_pairs=0)
+    _check_plan(NESTED_PARENTS, middle)
+    assert [(kept, nodes.tolist()) for kept, nodes in middle] == [
+        (0, [0, 1, 2, 3, 4]), (5, [5, 6, 7, 8]), (5, [9, 10, 11, 12])]
+    # no single root (texts that share nothing): one pass
+    assert len(causal.tree_plan([-1, 0, -1, 2], overhead=0)) == 1
+
+
+def test_the_trunk_plan_off_the_cpu(monkeypatch):
+    monkeypatch.setattr(causal, "TRUNK_TOKENS", 5)
+    paths = [[0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 8], [0, 1, 2, 3, 4, 9, 10, 11]]
+    plan = causal.trunk_plan(paths, 12)
+    assert [(kept, nodes.tolist()) for kept, nodes in plan] == [
+        (0, [0, 1, 2, 3, 4]), (5, [5, 6, 7, 8, 9, 10, 11])]
+    monkeypatch.setattr(causal, "TRUNK_TOKENS", 6)
+    assert len(causal.trunk_plan(paths, 12)) == 1
+
+
+def _planned_scores(lm, monkeypatch, how: str):
+    """NESTED's continuations scored with each single-tree row run as `how` says: "split"
+    (every chain in a pass of its own), "trunk" (the off-CPU plan, trunks of 8 tokens or
+    more), "whole" (one masked pass); and the number of passes of the planned rows."""
+    passes = []
+    original = causal._planned_row
+    monkeypatch.setattr(causal, "_planned_row",
+                        lambda *a: passes.append(len(a[-1])) or original(*a))
+    if how == "trunk":
+        plan = causal.row_plan
+        monkeypatch.setattr(causal, "row_plan", lambda tree, device: plan(tree, "cuda"))
+        monkeypatch.setattr(causal, "TRUNK_TOKENS", 8)
+    monkeypatch.setattr(causal, "PASS_OVERHEAD_PAIRS", {"whole": 1e18}.get(how, 0))
+    monkeypatch.setattr(causal, "CACHE_COPY_PAIRS", 0)
+    scored = score_continuations(NESTED_PREFIXES, NESTED_CONTINUATIONS, lm=lm, use_cache=False)
+    monkeypatch.undo()
+    return scored["logprob"].to_numpy(), passes
+
+
+def _plans_equal_whole_text_passes(lm, monkeypatch):
+    split, split_passes = _planned_scores(lm, monkeypatch, "split")
+    assert split_passes and max(split_passes) > 2  # chains below the trunk ran on its cache
+    trunk, trunk_passes = _planned_scores(lm, monkeypatch, "trunk")
+    assert trunk_passes == [2]  # the trunk, then the rest on its keys and values
+    whole, none = _planned_scores(lm, monkeypatch, "whole")
+    assert not none
+    _without_sharing(monkeypatch)
+    plain = score_continuations(NESTED_PREFIXES, NESTED_CONTINUATIONS, lm=lm,
+                                use_cache=False)["logprob"].to_numpy()
+    assert not np.isnan(split).any()
+    for found in (split, trunk, whole):
+        np.testing.assert_allclose(found, plain, atol=1e-4, rtol=0)
 
 
 @pytest.mark.parametrize("model_type", sorted(causal.SHARE_PREFIXES))
-def test_a_long_trunk_run_causally_equals_whole_text_passes(tiny_gpt2, tiny_bert_dir, tmp_path,
-                                                           monkeypatch, model_type):
-    # the trunk's keys and values carried into the branches' pass (a KV cache with a
-    # custom 4D mask) must work on every architecture the engine shares prefixes for
+def test_a_tree_run_in_planned_passes_equals_whole_text_passes(tiny_gpt2, tiny_bert_dir,
+                                                               tmp_path, monkeypatch, model_type):
+    # the ancestors' keys and values carried into each pass (a KV cache with a custom 4D
+    # mask, cut back between branches) must work on every architecture the engine shares
+    # prefixes for
     from models.loading import load_scorer
     from tiny_models import build_tiny_causal
 
     lm = tiny_gpt2 if model_type == "gpt2" else load_scorer(
         str(build_tiny_causal(tmp_path / model_type, tiny_bert_dir, model_type)))
-    trunked, calls = _trunk_scores(lm, monkeypatch, trunk_tokens=8)
-    assert calls and min(calls) >= 8  # the trunk path was taken, with the story as its trunk
-    packed, none = _trunk_scores(lm, monkeypatch, trunk_tokens=10**9)
-    assert not none
-    _without_sharing(monkeypatch)
-    plain = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS, lm=lm,
-                                use_cache=False)["logprob"].to_numpy()
-    assert not np.isnan(trunked).any()
-    np.testing.assert_allclose(trunked, plain, atol=1e-4, rtol=0)
-    np.testing.assert_allclose(packed, plain, atol=1e-4, rtol=0)
+    _plans_equal_whole_text_passes(lm, monkeypatch)
 
 
 @pytest.mark.needs_model
-def test_a_long_trunk_run_causally_equals_whole_text_passes_smollm2(smollm, monkeypatch):
-    trunked, calls = _trunk_scores(smollm, monkeypatch, trunk_tokens=8)
-    assert calls
-    _without_sharing(monkeypatch)
-    plain = score_continuations([STORY] * len(TRUNK_CONTINUATIONS), TRUNK_CONTINUATIONS,
-                                lm=smollm, use_cache=False)["logprob"].to_numpy()
-    np.testing.assert_allclose(trunked, plain, atol=1e-4, rtol=0)
+def test_a_tree_run_in_planned_passes_equals_whole_text_passes_smollm2(smollm, monkeypatch):
+    _plans_equal_whole_text_passes(smollm, monkeypatch)
