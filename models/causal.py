@@ -928,7 +928,7 @@ def unit_logprobs(lm: LanguageModel, prefixes: list[str], continuations: list[st
                                sort_keys=sort_keys, score_batch=scorer,
                                batch_size=plan.commit_size, cache=open_cache(cache_dir, use_cache),
                                progress=progress, desc=f"causal {lm.name}", model=lm.name,
-                               spread=plan.spread)
+                               spread=plan.spread, balance=plan.balance)
     out = stats.as_dict()
     out.update(commit_size=stats.commit_size or plan.commit_size, token_budget=plan.token_budget,
                share_prefixes=share)

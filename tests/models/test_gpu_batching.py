@@ -12,7 +12,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.batching import (COMMIT_SIZE, TOKEN_BUDGET, plan_batches, spread_commit_size,
+from models.batching import (COMMIT_SIZE, TOKEN_BUDGET, balanced_commit_size, plan_batches,
+                             spread_commit_size,
                              token_budget_chunks)
 from models.causal import score_sentences, token_surprisals
 from models.masked import pll_sentences
@@ -38,6 +39,8 @@ def test_the_plan_per_device():
     assert (cpu.commit_size, cpu.token_budget, cpu.share_prefixes, cpu.spread) == \
         (128, None, True, True)
     assert not plan_batches("cpu", batch_size=128).spread  # a size asked for is kept
+    assert plan_batches("cpu", batch_size=128).balance  # as the most, balanced over streams
+    assert not cpu.balance and not plan_batches("cuda", batch_size=128).balance
     gpu = plan_batches("cuda")
     assert (gpu.commit_size, gpu.token_budget, gpu.share_prefixes) == \
         (COMMIT_SIZE["cuda"], TOKEN_BUDGET["cuda"], False)
@@ -60,6 +63,17 @@ def test_a_small_cpu_run_gives_every_stream_two_batches():
     assert spread_commit_size(335, 128, streams=1) == 128  # one stream: nothing to spread
 
 
+def test_a_size_asked_for_is_balanced_over_the_streams():
+    # hand-worked: 2,610 texts at most 1,024 a batch make 3 batches; on two streams 4, of
+    # ceil(2610 / 4) = 653; 10,548 make 11, so 12 of 879
+    assert balanced_commit_size(2610, 1024, streams=2) == 653
+    assert balanced_commit_size(10_548, 1024, streams=2) == 879
+    assert balanced_commit_size(2048, 1024, streams=2) == 1024  # already even: kept
+    assert balanced_commit_size(900, 1024, streams=2) == 450  # one batch: one per stream
+    assert balanced_commit_size(40, 1024, streams=2) == 32  # never below the old default
+    assert balanced_commit_size(2610, 1024, streams=1) == 1024  # one stream: kept
+
+
 def test_the_run_records_the_commit_size_it_used(tiny_gpt2, monkeypatch):
     from models.causal import unit_logprobs
 
@@ -71,6 +85,9 @@ def test_the_run_records_the_commit_size_it_used(tiny_gpt2, monkeypatch):
     _, stats = unit_logprobs(tiny_gpt2, [""] * 100, texts, bos="prepend", batch_size=10,
                              cache_dir=None, use_cache=False, progress=False)
     assert stats["commit_size"] == 10
+    _, stats = unit_logprobs(tiny_gpt2, [""] * 100, texts, bos="prepend", batch_size=1024,
+                             cache_dir=None, use_cache=False, progress=False)
+    assert stats["commit_size"] == 50  # one batch of 100 asked for: two, one per stream
 
 
 @pytest.mark.parametrize("share", [True, False])
