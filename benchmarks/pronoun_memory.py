@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/pronoun_memory.py                 # all three parts
     .venv/bin/python benchmarks/pronoun_memory.py --parts work    # the deterministic count only
+    .venv/bin/python benchmarks/pronoun_memory.py --parts plans   # tree_plan vs trunk_plan
 
 Writes benchmarks/results/pronoun_memory.json.
 
@@ -26,6 +27,13 @@ Writes benchmarks/results/pronoun_memory.json.
   layer's projections and MLP, every query-key pair of a packed row through
   QK^T and PV, the LM head where a score is read), divided by the best fp32
   matmul rate measured here (torch, the model's shapes, max of repeats).
+- `plans` (updates only its own entry): how a token tree alone in its row runs on the
+  CPU, `models.causal.tree_plan` (each chain on its ancestors' KV cache, each subtree
+  whole or split again) against `trunk_plan` (the trunk alone, then the rest in one
+  masked pass: the CPU's rule before), on one thread, one stream, one commit batch:
+  Exp 1A's faithful lists (972 units) and Exp 2's first 216 units (sorted), seconds
+  interleaved, min of --repeats, the attention pairs each plan computes a layer, and
+  the largest difference between the two plans' scores.
 - `study`: `python -m studies.pronoun_memory --no-bayes` cold (empty score and
   fit cache, the converted model kept) and warm (everything cached), each a
   fresh process, with the seconds of each progress line and the CPU seconds
@@ -253,6 +261,84 @@ def floor_part(work: dict, repeats: int) -> dict:
 STEP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
 
 
+PLAN_WORKLOADS = {"Exp 1A faithful": None, "Exp 2": 216}  # part: units (sorted), None: all
+
+
+def plan_pairs(plan) -> float:
+    """Query-key pairs a layer computes over a plan's passes (the root's chain causal)."""
+    return sum(len(nodes) ** 2 / 2 if kept == 0 else len(nodes) * (kept + len(nodes))
+               for kept, nodes in plan)
+
+
+def plans_part(repeats: int) -> dict:
+    import contextlib
+
+    import numpy as np
+    import torch
+
+    from models import causal
+    from models.loading import load_scorer
+
+    os.environ["GBSTATS_CPU_STREAMS"] = "1"
+    torch.set_num_threads(1)
+    lm = load_scorer("smollm2-135m")
+    rules = {"trunk_plan": lambda tree, device: causal.trunk_plan(tree[3], len(tree[1])),
+             "tree_plan": lambda tree, device: causal.tree_plan(tree[2])}
+
+    @contextlib.contextmanager
+    def rule(name):
+        original = causal.row_plan
+        causal.row_plan = rules[name]
+        try:
+            yield
+        finally:
+            causal.row_plan = original
+
+    units = study_units()
+    out = {"what": "one thread, one stream, the workload in one commit batch, no score cache; "
+                   "seconds are the min of the repeats, run interleaved",
+           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "matmul_gflops_one_thread": round(max(best_matmul_rate(576, 1536, repeats)) / 1e9, 1),
+           "pass_overhead_pairs": causal.PASS_OVERHEAD_PAIRS,
+           "cache_copy_pairs": causal.CACHE_COPY_PAIRS, "workloads": {}}
+    for part, limit in PLAN_WORKLOADS.items():
+        block = units[units["part"] == part]
+        ids = token_ids(block, lm.tokenizer)
+        order = sorted(range(len(ids)), key=lambda k: ids[k])[:limit]
+        prefixes = [block["prefix"].iloc[k] for k in order]
+        continuations = [block["continuation"].iloc[k] for k in order]
+        trees, packed, _, _ = causal._packed_layout(
+            [causal.CausalUnit("", 0, ids[k], [], []) for k in order],
+            causal.sorted_groups([ids[k] for k in order]))
+        alone = [trees[row[0]] for row in packed if len(row) == 1]
+        entry = {"units": len(order), "trees_alone_in_a_row": len(alone),
+                 "kept_pairs": sum(ancestor_pairs(t[2]) for t in alone)}
+        seconds: dict = {name: [] for name in rules}
+        scores = {}
+        for _ in range(repeats):
+            for name in rules:
+                with rule(name):
+                    started = time.perf_counter()
+                    scored = causal.score_continuations(prefixes, continuations, lm=lm,
+                                                        use_cache=False, progress=False,
+                                                        batch_size=len(order))
+                seconds[name].append(time.perf_counter() - started)
+                scores[name] = scored["logprob"].to_numpy()
+        for name, plan_of in rules.items():
+            plans = [plan_of(t, "cpu") for t in alone]
+            entry[name] = {"seconds_min": round(min(seconds[name]), 2),
+                           "seconds": [round(x, 2) for x in seconds[name]],
+                           "passes": sum(len(p) for p in plans),
+                           "pairs_per_layer": sum(plan_pairs(p) for p in plans)}
+        entry["tree_over_trunk_seconds"] = round(
+            entry["tree_plan"]["seconds_min"] / entry["trunk_plan"]["seconds_min"], 3)
+        entry["largest_score_difference_nats"] = float(
+            np.abs(scores["tree_plan"] - scores["trunk_plan"]).max())
+        out["workloads"][part] = entry
+        print(part, json.dumps(entry), flush=True)
+    return out
+
+
 def study_part() -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -282,6 +368,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_memory.json"))
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
+    if parts == ["plans"]:  # its own entry only, the rest of the file kept
+        path = Path(args.out)
+        recorded = json.loads(path.read_text()) if path.exists() else {}
+        recorded["plans"] = plans_part(args.repeats)
+        path.write_text(json.dumps(recorded, indent=1) + "\n")
+        return 0
     before = load_before(args.before)
     result = {"before": args.before, "machine": platform.platform(),
               "cpu_count": os.cpu_count(), "load_before": os.getloadavg()}

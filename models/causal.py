@@ -463,10 +463,12 @@ def tree_plan(parents: Sequence[int], overhead: float | None = None,
     attention kernel skips the blocks above the diagonal). One pass, [(0, every node)],
     means running the tree whole is cheapest.
 
-    Measured on one thread (2026-12-07), 972 texts of Exp 1A in one batch: 50.7 s with the
-    trunk alone split off (`trunk_plan`), 36-39 s so; Exp 2's contexts, whose branches are
-    all short after a trunk of 1,900 tokens, 20-21 s either way (the pairs saved there are
-    paid back in smaller matrix products, at 67 GFLOPS for 130 rows against 78 for 260+).
+    Measured on one thread (2026-12-07, benchmarks/pronoun_memory.py --parts plans), each
+    workload in one batch: Exp 1A's 972 texts 47.6 s with the trunk alone split off
+    (`trunk_plan`, the CPU's rule before), 33.8 s so (45 passes; 15.6M pairs a layer down
+    to 4.8M, of which the tree keeps 3.7M); Exp 2's first 216, whose branches are all short
+    after a trunk of 1,900 tokens, 20.0 s and 18.2 s (the pairs saved there are partly paid
+    back in smaller matrix products: 67 GFLOPS for 130 rows against 78 for 260 or more).
     """
     overhead = PASS_OVERHEAD_PAIRS if overhead is None else overhead
     copy_pairs = CACHE_COPY_PAIRS if copy_pairs is None else copy_pairs
