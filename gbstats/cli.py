@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -62,6 +63,39 @@ def handle_sigterm_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         return None
     return signal.signal(signal.SIGTERM, raise_terminated)
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Inside the block, Ctrl-C and SIGTERM wait: one that arrives is raised as the block
+    ends, by the handler that was in place, never between two of its statements. For a step
+    and its bookkeeping that must both happen or neither: the score cache's COMMIT and its
+    count of what was kept. A Ctrl-C landing between the two left a committed batch
+    uncounted, and the interrupted line under-reported what was kept (hostile "score CLI:
+    Ctrl-C mid-scoring", 2026-12-07: the line said 48 scores, the cache held 52). Main
+    thread only (only it can set handlers, and Python runs them there); elsewhere the
+    block runs as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list = []
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if callable(handler):  # SIG_IGN and SIG_DFL are left as they are
+            previous[signum] = handler
+            signal.signal(signum, lambda number, frame: caught.append((number, frame)))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:  # the first signal, once (two Ctrl-Cs in the block are one interrupt)
+            number, frame = caught[0]
+            previous[number](number, frame)
 
 
 def print_interrupted(line: str) -> None:

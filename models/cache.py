@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gbstats.cli import interrupts_held
 from gbstats.config import resolve_cache_dir
 from gbstats.errors import GbstatsError, PlaceError, place_problem, write_probe
 
@@ -192,14 +193,14 @@ class ScoreCache:
         for k, v in entries.items():
             text = VALUE_JSON.encode(v)
             rows.append((k, text, value_digest(k, text)))
-        with self._guard(), self._conn:  # BEGIN ... COMMIT (ROLLBACK on error)
+        # the commit and its count, or neither: a Ctrl-C (or SIGTERM) waits for both
+        # (gbstats.cli.interrupts_held), since one landing between them left a committed
+        # batch uncounted and the interrupted line under-reported what was kept
+        with interrupts_held(), self._guard(), self._conn:  # BEGIN ... COMMIT (ROLLBACK on error)
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
                 "INSERT OR REPLACE INTO scores (key, value, digest) VALUES (?, ?, ?)", rows)
             self._conn.execute("COMMIT")
-            # counted at once after the commit, not after the guards' exits: a Ctrl-C landing
-            # in between left a committed batch uncounted, and the interrupted line then
-            # under-reported what was kept (hostile "score CLI: Ctrl-C mid-scoring")
             stored_totals[self.path] = stored_totals.get(self.path, 0) + len(rows)
 
     def __len__(self) -> int:
