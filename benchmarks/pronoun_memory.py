@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/pronoun_memory.py                 # all three parts
     .venv/bin/python benchmarks/pronoun_memory.py --parts work    # the deterministic count only
     .venv/bin/python benchmarks/pronoun_memory.py --parts plans   # tree_plan vs trunk_plan
+    .venv/bin/python benchmarks/pronoun_memory.py --parts ruff    # the RUFF sample's floor
+    .venv/bin/python benchmarks/pronoun_memory.py --parts design  # the current design's floor
 
 Writes benchmarks/results/pronoun_memory.json.
 
@@ -34,6 +36,12 @@ Writes benchmarks/results/pronoun_memory.json.
   Exp 1A's faithful lists (972 units) and Exp 2's first 216 units (sorted), seconds
   interleaved, min of --repeats, the attention pairs each plan computes a layer, and
   the largest difference between the two plans' scores.
+- `ruff` (updates only `current_design.ruff_sample`): the study's second scoring, the
+  RUFF sample it scores with pronoun_fidelity's code (36 per seed and number of
+  distractors, seed 2023, they instances, 4 pronoun forms each, the whole filled
+  sentence), counted as `work` counts the rest: the token positions of its token trees,
+  the query-key pairs they keep, the vocabulary head at each distinct scored node, and
+  their FLOPs, so that study_times can set the whole scoring against the whole floor.
 - `study`: `python -m studies.pronoun_memory --no-bayes` cold (empty score and
   fit cache, the converted model kept) and warm (everything cached), each a
   fresh process, with the seconds of each progress line and the CPU seconds
@@ -79,10 +87,22 @@ def study_units():
     from studies.pronoun_memory import contexts as C
     from studies.pronoun_memory.model_side import continuation_units
 
+    from studies.pronoun_memory.model_side import CONTENT_FREE_SUFFIX
+
     tables = load_dataset("gardner2023").tables
     prompts = C.all_prompts(tables, 2023)
-    units = continuation_units(prompts).merge(
-        prompts[["prompt_id", "experiment", "faithful"]], on="prompt_id")
+    units = continuation_units(prompts)
+    # a shared context's content-free question (prompt_id "<context_id>|content-free") is
+    # scored too: it belongs to its context's part (an inner merge on prompt_id dropped
+    # those 1,998 units from the count until 2026-12-07)
+    free = units["prompt_id"].str.endswith(CONTENT_FREE_SUFFIX)
+    of_context = prompts.drop_duplicates("context_id").set_index("context_id")
+    key = units["prompt_id"].where(~free, units["prompt_id"].str[:-len(CONTENT_FREE_SUFFIX)])
+    lookup = prompts.set_index("prompt_id")[["experiment", "faithful"]]
+    units["experiment"] = [of_context.at[k, "experiment"] if f else lookup.at[k, "experiment"]
+                           for k, f in zip(key, free)]
+    units["faithful"] = [bool(of_context.at[k, "faithful"]) if f else bool(lookup.at[k, "faithful"])
+                         for k, f in zip(key, free)]
     units["part"] = [f"Exp {e.upper()}" + ("" if e != "1a" else (" faithful" if f else " sweep"))
                      for e, f in zip(units["experiment"], units["faithful"])]
     return units
@@ -261,6 +281,87 @@ def floor_part(work: dict, repeats: int) -> dict:
 STEP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
 
 
+def design_part(before) -> dict:
+    """`current_design`: the work and FLOP floor of the study's model side as it is now."""
+    from models.loading import load_scorer
+
+    work = work_part(before)
+    per_position, per_pair, head = model_flops(load_scorer("smollm2-135m").model.config)
+    total = work["total"]
+    flops = {"linear": total["after_positions"] * per_position,
+             "attention": total["after_attention_pairs"] * per_pair,
+             "lm_head": total["units"] * 2 * head}   # ~2 scored tokens per unit, as floor_part
+    kept = total["after_attention_pairs_unmasked"] * per_pair
+    units = study_units()
+    return {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            # what the engine scores (a unit asked for twice is scored once): with the RUFF
+            # sample's texts, the number of texts a cold default run reports scoring
+            "distinct_units": len(set(zip(units["prefix"], units["continuation"]))),
+            "what": "the work of the study's model side as it is now, counted by "
+                    "`benchmarks/pronoun_memory.py --parts design`: every unit the default run "
+                    f"scores ({total['units']:,}, each shared context's content-free question "
+                    "included), run as token trees in commit batches of 1,024; the RUFF "
+                    "sample is counted apart (ruff_sample, --parts ruff)",
+            "work": work, "flops": flops,
+            "flops_by_part": {part: {"linear": row["after_positions"] * per_position,
+                                     "attention": row["after_attention_pairs"] * per_pair,
+                                     "attention_unmasked_only":
+                                         row["after_attention_pairs_unmasked"] * per_pair}
+                              for part, row in work.items()},
+            "attention_flops_kept_pairs_only": kept,
+            "floor_flops": flops["linear"] + kept + flops["lm_head"],
+            "floor_flops_note": "the layers at every position run, the head where a score is "
+                                "read, and attention over the query-key pairs the tree masks "
+                                "keep: the least work; the engine computes more pairs "
+                                "(models.causal.tree_plan's passes)"}
+
+
+def ruff_texts(per_seed: int = 36, seed: int = 2023) -> list[tuple[str, str]]:
+    """(prefix, filled sentence) of every text the study's RUFF sample scores
+    (studies.pronoun_memory.ruff.ruff_sample_fidelity, through forced_choice's "sentence"
+    span: log P(form + rest | prefix))."""
+    from gbstats.data.registry import load_dataset
+    from models.masked import DEFAULT_SLOT, fill_slot
+    from studies.pronoun_fidelity import analysis as A
+    from studies.pronoun_fidelity.instances import CASES
+    from studies.pronoun_fidelity.steps import draw_samples
+    from studies.pronoun_memory.ruff import RUFF_DISTRACTORS
+
+    tables = load_dataset("ruff2024").tables
+    samples = draw_samples(tables["task"], tables["context"], RUFF_DISTRACTORS, per_seed, seed)
+    they = samples[samples["pronoun_set"] == "they"].drop_duplicates("instance")
+    return [(frame.split(DEFAULT_SLOT)[0], fill_slot(frame, form))
+            for case in CASES for frame in they.loc[they["case"] == case, "frame"]
+            for form in A.variants_for_case(case)]
+
+
+def ruff_part() -> dict:
+    from models.loading import load_scorer
+
+    lm = load_scorer("smollm2-135m")
+    texts = list(dict.fromkeys(ruff_texts()))
+    tokenizer = lm.tokenizer
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    ids = [[bos] + t for t in tokenizer([t for _, t in texts], add_special_tokens=False)["input_ids"]]
+    prefix_lengths = [1 + len(p) for p in
+                      tokenizer([p for p, _ in texts], add_special_tokens=False)["input_ids"]]
+    # the head runs once per distinct node whose next token is scored (models.causal)
+    scored_nodes = {hash(tuple(seq[:k])) for seq, first in zip(ids, prefix_lengths)
+                    for k in range(first, len(seq))}
+    work = design_work(ids, 1024)
+    per_position, per_pair, head = model_flops(lm.model.config)
+    flops = (work["after_positions"] * per_position
+             + work["after_attention_pairs_unmasked"] * per_pair + len(scored_nodes) * head)
+    return {"what": "the RUFF sample pronoun_memory's default run scores (36 per seed and number "
+                    "of distractors, seed 2023, they instances, 4 forms each), counted as "
+                    "current_design counts the rest: its token trees' positions, the pairs their "
+                    "masks keep, the head at each distinct scored node",
+            "texts": len(ids), "positions": work["after_positions"],
+            "attention_pairs_kept": work["after_attention_pairs_unmasked"],
+            "head_rows": len(scored_nodes), "floor_flops": flops,
+            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
 PLAN_WORKLOADS = {"Exp 1A faithful": None, "Exp 2": 216}  # part: units (sorted), None: all
 
 
@@ -368,10 +469,19 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pronoun_memory.json"))
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
-    if parts == ["plans"]:  # its own entry only, the rest of the file kept
+    if parts in (["plans"], ["ruff"], ["design"]):  # its own entry only, the rest kept
         path = Path(args.out)
         recorded = json.loads(path.read_text()) if path.exists() else {}
-        recorded["plans"] = plans_part(args.repeats)
+        if parts == ["plans"]:
+            recorded["plans"] = plans_part(args.repeats)
+        elif parts == ["design"]:
+            ruff = recorded.get("current_design", {}).get("ruff_sample")
+            recorded["current_design"] = design_part(load_before(args.before))
+            if ruff:
+                recorded["current_design"]["ruff_sample"] = ruff
+        else:
+            recorded.setdefault("current_design", {})["ruff_sample"] = ruff_part()
+            print(json.dumps(recorded["current_design"]["ruff_sample"], indent=1))
         path.write_text(json.dumps(recorded, indent=1) + "\n")
         return 0
     before = load_before(args.before)
