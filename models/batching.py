@@ -90,6 +90,23 @@ def scoring_totals() -> dict[str, float]:
     return dict(SCORING_TOTALS)
 
 
+# What runs when a run_units call is about to score units the cache does not hold: work a
+# caller wants to overlap with scoring starts then, and only when there is scoring to
+# overlap with (studies.pipeline starts its clean R server so, issue 41).
+_ON_COMPUTE: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def on_scoring_compute(callback: Callable[[], None]):
+    """Inside the block, `callback()` runs (in the scoring thread) each time run_units is
+    about to score something the cache does not hold. It must be quick and idempotent."""
+    _ON_COMPUTE.append(callback)
+    try:
+        yield
+    finally:
+        _ON_COMPUTE.remove(callback)
+
+
 class NonFiniteScoreError(DataValidationError):
     """A model produced NaN or an infinite log-probability: refused, never cached."""
 
@@ -234,6 +251,9 @@ def _run_units(units, keys, sort_keys, score_batch, batch_size, cache, progress,
         sort_keys = sort_keys(units) if callable(sort_keys) else sort_keys
     todo = sorted((k for k in first_index if k not in results), key=lambda k: sort_keys[first_index[k]])
     stats.computed = len(todo)
+    if todo:
+        for callback in list(_ON_COMPUTE):
+            callback()
     SCORING_TOTALS["computed"] += stats.computed
     SCORING_TOTALS["cache_hits"] += stats.cache_hits
     show = progress if progress is not None else len(todo) >= PROGRESS_THRESHOLD

@@ -36,6 +36,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ import pandas as pd
 from gbstats.cli import print_interrupted
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
-from models.batching import scoring_totals
+from models.batching import on_scoring_compute, scoring_totals
 from models.cache import rejected_snapshot, rejected_summary, stored_summary
 from models.engine import add_engine_flags, engine_from_args
 from studies.common import (DEFAULT_MODEL, add_common_flags, check_twin_budget,
@@ -82,6 +83,9 @@ class Study:
     add_flags: Callable[[argparse.ArgumentParser], None] | None = None
     model: str = "required"
     bayes: bool = True
+    # False: the fit step fits nothing with R (lme4, blme), so the clean R server is not
+    # started while the study scores (_execute); a fit that needs it still starts it
+    r_fits: bool = True
     # True: the --engine / --ray-address flags, so the score step can run on Ray
     # (for studies whose scoring is large; models.engine)
     engine: bool = False
@@ -707,29 +711,39 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
             run.model(name)
     stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()
-    # Every study fits with R: its clean process starts while the study loads and scores
-    start_server_early()
-    started = time.perf_counter()
-    state = study.load(run, None)
-    run.step_seconds["load"] = time.perf_counter() - started
-    cache_counts = rejected_snapshot()
-    started, scoring_before = time.perf_counter(), scoring_totals()["seconds"]
-    with engine_from_args(args):  # the local engine unless the study has --engine ray
-        state = study.score(run, state)
-    run.step_seconds["score"] = time.perf_counter() - started
-    run.scoring_in_score_step_s = scoring_totals()["seconds"] - scoring_before
-    INTERRUPTS.check()
-    # every model on the study's items, ranked against people: needs the scores and the
-    # people's data, not the fits (which are the first model's only)
-    ranking = None
-    if len(ranked) > 1:
-        from studies.ranking import rank_many
-
-        say(f"ranking {len(ranked)} models against people")
+    # The clean R server (gbstats.mixed.clean_process) takes about 8 s of one core to start.
+    # It starts when the study has texts to score (on_scoring_compute), so that its start
+    # overlaps with the scoring; in a run whose scores all come from the cache, at the
+    # first R fit the fit cache does not hold: not at all where every fit is cached or the
+    # run stops before its fits, and never early in a study that fits nothing with R
+    # (Study.r_fits). When every run started it before loading, 21 of the 32 servers that a
+    # make test's first eight minutes started fitted nothing, at about 7 s of CPU each
+    # (issue 41).
+    overlap = ExitStack()
+    if study.r_fits:
+        overlap.enter_context(on_scoring_compute(start_server_early))
+    with overlap:
         started = time.perf_counter()
-        with engine_from_args(args):
-            ranking = rank_many(run, state, study.ranking, ranked)
-        run.step_seconds["ranking"] = time.perf_counter() - started
+        state = study.load(run, None)
+        run.step_seconds["load"] = time.perf_counter() - started
+        cache_counts = rejected_snapshot()
+        started, scoring_before = time.perf_counter(), scoring_totals()["seconds"]
+        with engine_from_args(args):  # the local engine unless the study has --engine ray
+            state = study.score(run, state)
+        run.step_seconds["score"] = time.perf_counter() - started
+        run.scoring_in_score_step_s = scoring_totals()["seconds"] - scoring_before
+        INTERRUPTS.check()
+        # every model on the study's items, ranked against people: needs the scores and the
+        # people's data, not the fits (which are the first model's only)
+        ranking = None
+        if len(ranked) > 1:
+            from studies.ranking import rank_many
+
+            say(f"ranking {len(ranked)} models against people")
+            started = time.perf_counter()
+            with engine_from_args(args):
+                ranking = rank_many(run, state, study.ranking, ranked)
+            run.step_seconds["ranking"] = time.perf_counter() - started
     rejected = rejected_summary(since=cache_counts)
     if rejected:
         run.note(f"Score cache: {rejected}")

@@ -44,6 +44,7 @@ STUDY = Study(
     add_flags=add_flags,
     model="optional",
     bayes=False,
+    r_fits=False,  # its tables are counts and rates: no mixed model
     shortcut=steps.write_ids,
     load=steps.load, score=steps.score, report=steps.report,
 )

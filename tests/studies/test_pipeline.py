@@ -316,3 +316,79 @@ def test_run_twin_refuses_a_twin_started_with_other_data_and_fits_in_place_other
     with pytest.raises(GbstatsError, match="unsupported family 'poisson'"):
         run.twin("y ~ x + (1|frame)", rows, name="other", family="poisson")
     assert "other" not in run._background_twins
+
+
+# --- when the clean R server starts (issue 41) ---------------------------------------------
+# Its start costs about 8 s of one core. A run starts it as soon as it has texts to score (to
+# overlap with the scoring), else at its first R fit the fit cache does not hold; a study
+# that declares no R fits (Study.r_fits=False) does not start it while it scores.
+
+def _server_watching_study(gpt2_dir, seen: dict, r_fits: bool = True) -> Study:
+    from gbstats.mixed import clean_process
+    from models.causal import score_sentences
+    from models.loading import load_scorer
+    from tiny_models import SENTENCES
+
+    def server_up() -> bool:
+        return clean_process._SERVER is not None and clean_process._SERVER.alive()
+
+    def load(run, _):
+        seen["after load"] = server_up()
+
+    def score(run, _):
+        scores = score_sentences(SENTENCES, lm=load_scorer(str(gpt2_dir)), **run.cache)
+        seen["after scoring"] = server_up()
+        return scores
+
+    def fit(run, scores):
+        if r_fits:
+            seen["fit"] = run.fit("y ~ x + (1|frame)", _paired_rows(), name="m")["lme4"]
+        seen["after fits"] = server_up()
+        return scores
+
+    return Study(name="tiny_server", title="Tiny", description="a test study", model="optional",
+                 bayes=False, r_fits=r_fits, load=load, score=score, fit=fit,
+                 report=lambda run, report, state: None)
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2_folder(tmp_path_factory):
+    from tiny_models import build_tiny_bert, build_tiny_gpt2
+
+    bert = build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny_gpt2"), bert)
+
+
+@pytest.mark.needs_r
+def test_the_r_server_starts_with_the_scoring_and_not_for_a_run_the_caches_answer(
+        tmp_path, tiny_gpt2_folder):
+    from gbstats.mixed import clean_process
+
+    def run(r_fits=True):
+        clean_process._close_server()  # each run as in a process of its own
+        seen: dict = {}
+        study = _server_watching_study(tiny_gpt2_folder, seen, r_fits)
+        assert study.main(["--model", "none", "--cache-dir", str(tmp_path / "cache"),
+                           "--out", str(tmp_path / f"out{len(runs)}")]) == 0
+        runs.append(seen)
+        return seen
+
+    runs: list[dict] = []
+    cold = run()
+    # nothing started while loading; started once texts were to be scored, so up by the
+    # end of the scoring, and the fit used it
+    assert cold["after load"] is False and cold["after scoring"] is True
+    assert cold["after fits"] is True and not cold["fit"].fit_stats.get("reused_from_cache")
+    warm = run()
+    # every score and the fit from the caches: no server at any point
+    assert warm == {**warm, "after load": False, "after scoring": False, "after fits": False}
+    assert warm["fit"].fit_stats.get("reused_from_cache")
+    pd.testing.assert_frame_equal(warm["fit"].coefs, cold["fit"].coefs)
+    # a study without R fits scoring afresh (another cache): never started
+    (tmp_path / "cache").rename(tmp_path / "cache-before")
+    assert run(r_fits=False) == {"after load": False, "after scoring": False,
+                                 "after fits": False}
+    # that cache holds the scores but no fit: started at the fit, which it answered
+    refit = run()
+    assert refit["after scoring"] is False and refit["after fits"] is True
+    pd.testing.assert_frame_equal(refit["fit"].coefs, cold["fit"].coefs)
