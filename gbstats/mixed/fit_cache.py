@@ -26,12 +26,16 @@ The key is a sha256 digest of everything the numbers depend on:
   end point in its last digits.
 Change any of them and the model is fitted again.
 
-What is stored is the FitResult without `idata` (the ArviZ posterior): the
-coefs, variance components, fit statistics and warnings. A caller that needs
-the draws passes `use_cache=False`. Entries live in `<cache dir>/fits/`
-(the score cache's folder, `gbstats.config.resolve_cache_dir`), one pickle
-per fit, written atomically. Each entry carries a sha256 checksum of its
-content and the key it was stored under, verified before it is unpickled: a
+What is stored is the FitResult without its engine's live model (`handle`):
+the coefs, variance components, fit statistics and warnings, and a Bayesian
+fit's posterior (`idata`), which later steps read (LOO comparisons, random
+effects, draws of a contrast). Loading such an entry imports ArviZ (about
+2 s on the 2-core machine) whether or not the posterior is read. A caller
+that needs the live model passes `use_cache=False`. Entries live in
+`<cache dir>/fits/` (the score cache's folder,
+`gbstats.config.resolve_cache_dir`), one pickle per fit, written atomically.
+Each entry carries a sha256 checksum of its content and the key it was stored
+under, verified before it is unpickled: a
 damaged entry (a flipped bit, a truncated write, a file copied over another)
 is refitted and counted (`rejected`, `rejected_note`; a study's report notes
 it), never loaded. Setting GBSTATS_NO_FIT_CACHE=1 turns the cache off
