@@ -29,8 +29,10 @@ Change any of them and the model is fitted again.
 What is stored is the FitResult without its engine's live model (`handle`):
 the coefs, variance components, fit statistics and warnings, and a Bayesian
 fit's posterior (`idata`), which later steps read (LOO comparisons, random
-effects, draws of a contrast). Loading such an entry imports ArviZ (about
-2 s on the 2-core machine) whether or not the posterior is read. A caller
+effects, draws of a contrast). The posterior is pickled apart inside the entry
+(`StoredPosterior`) and unpickled only when a step reads `idata`: unpickling it
+imports ArviZ (about 2 s on the 2-core machine), which a run that only reads
+the fit's tables need not pay. The entry's checksum covers it. A caller
 that needs the live model passes `use_cache=False`. Entries live in
 `<cache dir>/fits/` (the score cache's folder,
 `gbstats.config.resolve_cache_dir`), one pickle per fit, written atomically.
@@ -57,7 +59,7 @@ from pathlib import Path
 import pandas as pd
 
 from gbstats.config import resolve_cache_dir
-from gbstats.mixed.results import FitResult, group_counts
+from gbstats.mixed.results import FitResult, StoredPosterior, group_counts
 
 FIT_FOLDER = "fits"
 ENV_OFF = "GBSTATS_NO_FIT_CACHE"
@@ -66,8 +68,9 @@ FIT_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "pymc", "bambi", "pyt
 # blme: the penalised GLMM (fit_glmm(penalised=True)); emmeans: marginal means
 R_PACKAGES = ("lme4", "lmerTest", "Matrix", "blme", "emmeans")
 R_LIBRARIES = ("/usr/lib/R/site-library", "/usr/lib/R/library", "/usr/local/lib/R/site-library")
-# Bump when the stored shape or the key changes (2: checksummed entries, level order keyed).
-FORMAT_VERSION = 2
+# Bump when the stored shape or the key changes (2: checksummed entries, level order keyed;
+# 3: a Bayesian fit's posterior pickled apart, loaded when read).
+FORMAT_VERSION = 3
 
 
 @functools.lru_cache(maxsize=1)
@@ -430,8 +433,10 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{key}.pickle"
     stored = _load(path, key)
     if isinstance(stored, FitResult):
-        return dataclasses.replace(stored, fit_stats={**stored.fit_stats,
-                                                      "reused_from_cache": True})
+        # set on the freshly unpickled object, not through dataclasses.replace, which would
+        # read (and so unpickle) the stored posterior
+        stored.fit_stats = {**stored.fit_stats, "reused_from_cache": True}
+        return stored
     result = fit(formula, data, **options)
     result.fit_stats.setdefault("reused_from_cache", False)
     # the group counts some engines leave to the live handle, which is not stored: counted
@@ -444,9 +449,25 @@ def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, 
     # a local class with contrasts): it cannot be pickled. A reused result
     # therefore has handle=None, and marginal_means / compare_models /
     # random_effects on it say that they need a fresh fit (use_cache=False).
-    # The posterior is kept: later steps read the draws.
-    _keep(path, key, dataclasses.replace(result, handle=None))
+    # The posterior is kept, pickled on its own (`storable`): later steps may read the draws.
+    entry = storable(result)
+    if entry is not None:
+        _keep(path, key, entry)
     return result
+
+
+def storable(result: FitResult) -> FitResult | None:
+    """The result as an entry holds it: without its live handle, and with its posterior as
+    a StoredPosterior, so that loading the entry neither imports ArviZ nor builds the
+    draws until a step reads `idata`. None when the posterior cannot be pickled (then the
+    fit is not kept, as for any value `_encode` cannot pickle)."""
+    entry = dataclasses.replace(result, handle=None)
+    if entry.idata is not None:
+        try:
+            entry.idata = StoredPosterior(pickle.dumps(entry.idata))
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return None
+    return entry
 
 
 def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache: bool = True,

@@ -327,6 +327,74 @@ def test_a_reused_bayesian_fit_keeps_its_group_counts(tmp_path):
     again = cached_fit(fit_bayes, FORMULA, data, **options)
     assert again.fit_stats["reused_from_cache"] is True and again.handle is None
     assert group_counts(first) == group_counts(again) == {"g": 12}
+    # the sampled posterior, stored apart and read back when asked for, is the same draws
+    xr = pytest.importorskip("xarray")
+    xr.testing.assert_identical(again.idata.posterior, first.idata.posterior)
+
+
+def _lmm_with_a_posterior(formula, data, draws_seed=0):
+    """A real statsmodels fit carrying a real InferenceData (ArviZ's own constructor): the
+    fit cache stores whatever posterior a FitResult holds, so its handling of one is tested
+    here without a sampler; the sampled case is the slow test below."""
+    import arviz as az
+
+    fit = fit_lmm(formula, data, backend="statsmodels")
+    draws = np.random.default_rng(draws_seed).normal(size=(2, 50, 3))
+    fit.idata = az.from_dict(posterior={"beta": draws})
+    return fit
+
+
+def test_a_stored_posterior_is_unpickled_only_when_read_and_then_whole(tmp_path):
+    # issue 41: unpickling every reused twin's InferenceData imported ArviZ (2 s) in each
+    # warm study run, though most runs read only the tables
+    from gbstats.mixed.results import StoredPosterior
+
+    data = _data()
+    first = cached_fit(_lmm_with_a_posterior, FORMULA, data, cache_dir=tmp_path)
+    again = cached_fit(_lmm_with_a_posterior, FORMULA, data, cache_dir=tmp_path)
+    assert again.fit_stats["reused_from_cache"] is True
+    assert isinstance(again.__dict__["_idata"], StoredPosterior)       # not yet unpickled
+    pd.testing.assert_frame_equal(again.coefs, first.coefs)
+    assert isinstance(again.__dict__["_idata"], StoredPosterior)       # tables read: still not
+    np.testing.assert_array_equal(again.idata.posterior["beta"].values,
+                                  first.idata.posterior["beta"].values)
+    assert not isinstance(again.__dict__["_idata"], StoredPosterior)   # read once, kept
+
+
+def test_loading_a_stored_bayesian_fit_does_not_import_arviz_until_its_draws_are_read(tmp_path):
+    import subprocess
+    import sys
+
+    cached_fit(_lmm_with_a_posterior, FORMULA, _data(), cache_dir=tmp_path)
+    (entry,) = (tmp_path / "fits").glob("*.pickle")
+    script = f"""
+import sys
+from pathlib import Path
+from gbstats.mixed import fit_cache
+fit = fit_cache._load(Path({str(entry)!r}), {entry.stem!r})
+assert fit is not None and not fit_cache.rejected, fit_cache.rejected
+print("tables", len(fit.coefs), "arviz" in sys.modules)
+print("draws", fit.idata.posterior["beta"].shape, "arviz" in sys.modules)
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n")[:2] == ["tables 3 False", "draws (2, 50, 3) True"]
+
+
+def test_a_flipped_bit_inside_a_stored_posterior_is_caught_before_anything_is_loaded(tmp_path):
+    from gbstats.mixed import fit_cache
+
+    data = _data()
+    cached_fit(_lmm_with_a_posterior, FORMULA, data, cache_dir=tmp_path)
+    (entry,) = (tmp_path / "fits").glob("*.pickle")
+    stored = bytearray(entry.read_bytes())
+    stored[-200] ^= 0x01   # inside the pickled posterior, at the payload's end
+    entry.write_bytes(bytes(stored))
+    before = len(fit_cache.rejected)
+    again = cached_fit(_lmm_with_a_posterior, FORMULA, data, cache_dir=tmp_path)
+    assert again.fit_stats["reused_from_cache"] is False
+    assert "checksum" in fit_cache.rejected[before].reason
 
 
 # --- the linear algebra in the key (issue 41: the baselines' second BLAS setting) ----------
