@@ -17,7 +17,8 @@ both alike:
   (GBSTATS_MODEL_CACHE);
   **cold**: empty score and fit cache (a fresh clone, or new stimuli), with
   the compile and converted-model caches the first run left (what the issue
-  timed as `make demo` on a fresh clone);
+  timed as `make demo` on a fresh clone); without a first run among --kinds,
+  the machine's own compile folder and converted models;
   **warm**: the same command again, everything cached;
   **warm_refit**: scores cached, every fit recomputed (GBSTATS_NO_FIT_CACHE=1:
   a re-run after changing a formula). Before gbstats had a fit cache, warm
@@ -45,7 +46,8 @@ both alike:
   ESS, or 400 when no ESS warning was given).
 - whether PyTensor's "could not link to a BLAS" warning was printed.
 
-The machine's load average is recorded before and after. Nothing is
+The machine's load average and its fp32 matmul rate are recorded before and
+after; the record being replaced is kept as `previous_record`. Nothing is
 extrapolated: on a shared machine the seconds are inflated, the before/after
 ratios measured in the same run are the comparable numbers.
 """
@@ -128,12 +130,15 @@ def unpack(ref: str, folder: Path) -> Path:
     return folder / "tree"
 
 
-def child_env(tree: Path, compiledir: Path) -> dict:
+def child_env(tree: Path, compiledir: Path | None) -> dict:
+    """The run's environment: this tree's code, and a compile folder of its own per tree
+    (`compiledir`), which "first" empties; None keeps the machine's own compile folder."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("GBSTATS_NO_FIT_CACHE", None)
-    # a compile folder of its own per tree and run kind, so "cold" starts empty
-    flags = [f for f in env.get("PYTENSOR_FLAGS", "").split(",") if f and "compiledir" not in f]
-    env["PYTENSOR_FLAGS"] = ",".join(flags + [f"base_compiledir={compiledir}"])
+    if compiledir is not None:
+        flags = [f for f in env.get("PYTENSOR_FLAGS", "").split(",")
+                 if f and "compiledir" not in f]
+        env["PYTENSOR_FLAGS"] = ",".join(flags + [f"base_compiledir={compiledir}"])
     env.setdefault("GBSTATS_DATA", str(REPO.parent / "shared" / "data"))
     return env
 
@@ -225,6 +230,28 @@ KINDS = {"singular_they": ("first", "cold", "warm", "warm_refit")}
 PARTS = ("singular_they", "others", "r_startup", "glmm")
 
 
+def machine_speed() -> dict:
+    """The fp32 matmul rate now (study_times.machine_speed): the machine kind has measured
+    95-175 GFLOPS on different days, so a record's seconds are read beside it."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from study_times import machine_speed as measured
+
+    return measured()
+
+
+def previous_record(path: Path) -> dict | None:
+    """The record a new one replaces, kept in it (its own previous record dropped, so that
+    a file holds two runs, not a chain): the headline numbers and when and where."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    keep = ("kinds", "first_run_seconds", "cold_seconds", "warm_seconds", "warm_refit_seconds",
+            "stages", "after_ref", "machine_speed_before_after", "compile_and_model_caches",
+            "load_average_before_after", "date_utc", "note")
+    return {k: old[k] for k in keep if k in old} or None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default=DEFAULT_BEFORE, help="commit to compare with "
@@ -258,6 +285,8 @@ def main() -> None:
         if "others" in parts:
             studies.update({k: v for k, v in STUDIES.items() if k != "singular_they"})
         runs: dict = {label: {} for label in trees}
+        fresh = "first" in args.kinds.split(",")
+        speed_before = machine_speed()
         for study, cmd in studies.items():
             kinds = args.kinds.split(",") if study == "singular_they" else ("cold", "warm")
             for kind in kinds:
@@ -268,9 +297,12 @@ def main() -> None:
                     if kind == "first":
                         shutil.rmtree(work, ignore_errors=True)
                         shutil.rmtree(tmp / label / "compiledir", ignore_errors=True)
-                    env = child_env(tree, tmp / label / "compiledir")
-                    # converted models: empty for "first", then as "first" left them
-                    env["GBSTATS_MODEL_CACHE"] = str(tmp / label / "model-cache")
+                    # compile folder and converted models: empty for "first", then as
+                    # "first" left them; without a "first" run, the machine's own (a "cold"
+                    # run on an empty compile folder would be a first run in all but name)
+                    env = child_env(tree, tmp / label / "compiledir" if fresh else None)
+                    if fresh:
+                        env["GBSTATS_MODEL_CACHE"] = str(tmp / label / "model-cache")
                     if kind == "first":
                         shutil.rmtree(tmp / label / "model-cache", ignore_errors=True)
                     if kind == "warm_refit":
@@ -304,6 +336,7 @@ def main() -> None:
                       for kind in ("warm", "warm_refit")
                       if (tmp / "after" / f"{kind}_results.json").exists()}
     load_after = os.getloadavg()
+    speed_after = machine_speed()
 
     result: dict = {
         "benchmark": "singular_they end to end (default settings), before and after",
@@ -348,11 +381,17 @@ def main() -> None:
         "before_ref": None if args.no_before else args.before,
         "after_ref": args.after or "working tree",
         "load_average_before_after": [load_before, load_after],
+        "machine_speed_before_after": [speed_before, speed_after],
+        "compile_and_model_caches": ("empty for the first run, then as it left them" if fresh
+                                     else "the machine's own (no first run)"),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "started_utc": started,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
+    previous = previous_record(Path(args.out))
+    if previous:
+        result["previous_record"] = previous
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result.get(k) for k in ("cold_seconds", "warm_seconds", "stages")}, indent=2))
 

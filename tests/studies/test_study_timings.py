@@ -227,3 +227,39 @@ def test_a_cold_run_past_five_minutes_is_judged_by_its_scoring_against_its_flop_
                        / "study_times.json").read_text())["studies"]["pronoun_memory"]["cold"]
     assert design["distinct_units"] + design["ruff_sample"]["texts"] == \
         cold["split"]["scored_texts"]
+
+
+def _main_job_benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "singular_they.py"
+    spec = importlib.util.spec_from_file_location("bench_singular_they", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_main_job_benchmark_keeps_the_record_it_replaces(tmp_path):
+    # session 11: re-measuring overwrote the record of 2026-11-28, kept only by hand
+    bench = _main_job_benchmark()
+    out = tmp_path / "singular_they.json"
+    assert bench.previous_record(out) is None                       # nothing to keep
+    out.write_text(json.dumps({"cold_seconds": 38.8, "warm_seconds": 4.3, "runs": {"x": 1},
+                               "date_utc": "2026-11-28", "previous_record": {"warm_seconds": 9}}))
+    kept = bench.previous_record(out)
+    assert kept == {"cold_seconds": 38.8, "warm_seconds": 4.3, "date_utc": "2026-11-28"}
+    out.write_text("{not json")
+    assert bench.previous_record(out) is None
+
+
+def test_a_cold_run_without_a_first_run_keeps_the_machine_s_compile_folder(tmp_path,
+                                                                           monkeypatch):
+    # session 11: "--kinds cold,warm" gave "cold" an empty compile folder, which made it a
+    # first run in all but name
+    bench = _main_job_benchmark()
+    monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float64,base_compiledir=/machine/own")
+    assert bench.child_env(tmp_path, None)["PYTENSOR_FLAGS"] == (
+        "floatX=float64,base_compiledir=/machine/own")
+    assert bench.child_env(tmp_path, tmp_path / "c")["PYTENSOR_FLAGS"] == (
+        f"floatX=float64,base_compiledir={tmp_path / 'c'}")
