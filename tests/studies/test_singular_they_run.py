@@ -253,6 +253,31 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     assert "alignment mixed model (linguistic stage) [pymc]" in report
 
 
+def test_a_warm_run_in_a_fresh_process_does_not_import_arviz(default_run, tmp_path):
+    # issue 41: unpickling the four cached twins' posteriors imported ArviZ (about 2 s on
+    # the 2-core machine, in the background thread, holding the GIL), though no step of a
+    # warm run reads the draws; the fit cache now unpickles a posterior when it is read
+    import subprocess
+    import sys
+
+    _, results, cache = default_run
+    argv = ["--out", str(tmp_path / "again"), *TWIN_FLAGS, "--n-boot", "50",
+            "--alignment-twin", "--cache-dir", str(cache)]
+    script = ("import sys\nfrom studies.singular_they.run import main\n"
+              f"rc = main({argv!r})\n"
+              "print(rc, 'arviz' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "0 False"
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    reused = {f["name"]: f["reused"] for f in again["provenance"]["extra"]["timings"]["fits"]
+              if f["bayes"]}
+    assert len(reused) == 4 and all(reused.values()), reused   # the twins came from the cache
+    for name in ("lmm_close_gendered", "human_model", "alignment_lmm"):   # pymc rows too
+        assert again["tables"][name] == results["tables"][name], name
+
+
 def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
     _, _, cache = default_run
     out = tmp_path / "no_twin"
