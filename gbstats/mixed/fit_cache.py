@@ -409,16 +409,18 @@ def fit_cache_store_failures(since: int = 0) -> str | None:
     if failed <= 0:
         return None
     where = "; ".join(f"{folder} is {whys[-1]}" for folder, whys in store_failures.items())
-    return (f"Fit cache: {failed} fit(s) and resampling result(s) could not be stored for reuse "
-            f"({where}); they were computed and are reported as usual, and will be computed "
+    return (f"Fit cache: {failed} fit(s), resampling result(s) and figure(s) could not be stored "
+            f"for reuse ({where}); they were computed and are reported as usual, and will be computed "
             f"again by the next run. Make the folder writable (or free space) to reuse them.")
 
 
 def fit_cache_stored() -> str | None:
-    """"3 fits and resampling results": what this process stored in the fit cache, or None."""
+    """"3 fits, resampling results and figures": what this process stored in the fit cache
+    (figures too: `cached_value`), or None."""
     if not stored_count:
         return None
-    return f"{stored_count} fit{'s' if stored_count != 1 else ''} and resampling results"
+    return (f"{stored_count} fit{'s' if stored_count != 1 else ''}, resampling results and "
+            f"figures")
 
 
 def cached_fit(fit: Callable[..., FitResult], formula: str, data: pd.DataFrame, *,
@@ -482,15 +484,29 @@ def cached_call(func: Callable, *frames: pd.DataFrame, cache_dir=None, use_cache
     are keyed by R's linear algebra, as an lme4 fit is (`numeric_settings`).
     Returns (result, reused: bool).
     """
-    if cache_is_off(use_cache):
-        return func(*frames, **options), False
     numerics = numeric_settings({"backend": "lme4"} if computed_by_r else None)
-    key = call_key(func, {"frames": [data_fingerprint(f) for f in frames],
-                          "options": canonical(options), "numerics": numerics})
-    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"call-{key}.pickle"
+    return cached_value(func, {"frames": [data_fingerprint(f) for f in frames],
+                               "options": canonical(options), "numerics": numerics},
+                        lambda: func(*frames, **options), cache_dir=cache_dir,
+                        use_cache=use_cache, prefix="call")
+
+
+def cached_value(func: Callable, inputs: dict, compute: Callable[[], object], *, cache_dir=None,
+                 use_cache: bool = True, prefix: str = "value"):
+    """`compute()`, or what it returned for the very same `inputs` (JSON-able: frames
+    already fingerprinted, options `canonical`): the key is `call_key(func, inputs)`, so
+    `func` names what computes the value (for a function outside gbstats, its module's
+    source is keyed too). Stored as fits are: checksummed, written atomically. Used by
+    `cached_call` and for what is not one function's return value, such as a figure's files
+    (`StudyReport.drawn_figure`). Returns (value, reused: bool)."""
+    if cache_is_off(use_cache):
+        return compute(), False
+    key = call_key(func, inputs)
+    path = resolve_cache_dir(cache_dir) / FIT_FOLDER / f"{prefix}-{key}.pickle"
     stored = _load(path, key)
     if isinstance(stored, dict) and stored.get("key") == key:
         return stored["value"], True
-    value = func(*frames, **options)
+    value = compute()
     _keep(path, key, {"key": key, "value": value})
     return value, False
+

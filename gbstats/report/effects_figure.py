@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from gbstats.errors import DataValidationError
-from gbstats.report.figures import OKABE_ITO, figure_style, new_figure, savefig
+from gbstats.report.palette import OKABE_ITO
 
 ONE_COLUMN = 3.5
 TWO_COLUMN = 7.0
@@ -113,6 +113,10 @@ def effects_figure(effects: pd.DataFrame, *, simulated: bool, title: str,
     Panels keep the order of their first appearance, labels too. With `sharex` every panel
     has one x scale (the effects are comparable); without, each its own.
     """
+    # matplotlib is imported where a figure is drawn: a run whose figures come from the
+    # cache (StudyReport.drawn_figure) never imports it
+    from gbstats.report.figures import figure_style, new_figure
+
     if not isinstance(simulated, bool):
         raise TypeError(f"simulated must be True or False, found {simulated!r}: say whether "
                         "the effects come from simulated data")
@@ -178,6 +182,8 @@ def effects_figure(effects: pd.DataFrame, *, simulated: bool, title: str,
 
 def save_png_and_pdf(fig, path: str | os.PathLike) -> tuple[Path, Path]:
     """Write `fig` to `path` (.png) and to a PDF of the same name beside it."""
+    from gbstats.report.figures import savefig
+
     path = Path(path)
     if path.suffix.lower() != ".png":
         raise ValueError(f"{os.fspath(path)!r}: give the .png path; the PDF goes beside it")
@@ -188,16 +194,20 @@ def save_png_and_pdf(fig, path: str | os.PathLike) -> tuple[Path, Path]:
 
 def report_effects_figure(report, name: str, effects: pd.DataFrame, caption: str, *,
                           simulated: bool, title: str, xlabel: str, width: float = ONE_COLUMN,
-                          **options) -> Path:
+                          cache: dict | None = None, **options) -> Path:
     """Draw the effects figure and add it to `report` (a StudyReport) as figures/<name>.png
     with figures/<name>.pdf beside it; the name must say "effects", so that a reader (and a
-    check) finds the headline figure of every study under one word."""
+    check) finds the headline figure of every study under one word. `cache`: the run's
+    cache settings ({"cache_dir": ..., "use_cache": ...}, a study's `run.cache`), to write
+    the files kept from an earlier run of the very same figure (`StudyReport.drawn_figure`);
+    None draws it."""
     if "effects" not in name:
         raise ValueError(f"effects figure {name!r}: its name must contain 'effects' "
                          "(e.g. 'name_gender_effects')")
-    fig = effects_figure(effects, simulated=simulated, title=title, xlabel=xlabel, width=width,
-                         **options)
-    return report.figure(name, fig, caption, simulated=simulated, pdf=True)
+    return report.drawn_figure(name, effects_figure, [effects], caption, simulated=simulated,
+                               pdf=True, draw_options=dict(simulated=simulated, title=title,
+                                                           xlabel=xlabel, width=width, **options),
+                               **(cache if cache is not None else {"use_cache": False}))
 
 
 def _wrap(text: str, characters: int) -> str:

@@ -23,9 +23,7 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-# Okabe & Ito (2008): distinguishable with the common colour-vision deficiencies.
-OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
-             "#F0E442", "#000000"]
+from gbstats.report.palette import OKABE_ITO  # noqa: F401  (the house colours, re-exported)
 
 STYLE = {
     "figure.figsize": (6.0, 4.0),

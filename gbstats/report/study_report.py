@@ -217,20 +217,68 @@ class StudyReport:
         with `pdf`, figures/<name>.pdf beside it too (the vector file a paper wants), linked
         under the figure. results.json lists every figure under "figures" (name, caption,
         files, simulated)."""
-        from gbstats.report.figures import figure_style, savefig
-
         self._check_name(name, "figure", {p.stem for p in self.figure_paths})
         simulated = self.simulated if simulated is None else simulated
+        self._save_figure(name, fig, simulated, pdf, **savefig_options)
+        return self._show_figure(name, caption, simulated, pdf)
+
+    def _save_figure(self, name: str, fig, simulated: bool, pdf: bool, **savefig_options) -> Path:
+        """figures/<name>.png (and .pdf), the title marked SIMULATED where it is."""
+        from gbstats.report.figures import figure_style, savefig
+
         if simulated:
             title = fig.get_suptitle()
             with figure_style():
                 fig.suptitle(self._mark(title, True) if title else f"{SIMULATED} data")
-        caption = self._mark(caption, simulated)
         path = savefig(fig, self.out_dir / "figures" / f"{name}.png", **savefig_options)
-        files = [f"figures/{name}.png"]
         if pdf:
             savefig(fig, path.with_suffix(".pdf"), **savefig_options)
-            files.append(f"figures/{name}.pdf")
+        return path
+
+    def drawn_figure(self, name: str, draw, frames: Sequence[pd.DataFrame], caption: str, *,
+                     simulated: bool | None = None, pdf: bool = False,
+                     draw_options: Mapping | None = None, cache_dir=None,
+                     use_cache: bool = True) -> Path:
+        """`figure(name, draw(*frames, **draw_options), caption, ...)`, with the files kept in
+        the fit cache's folder and written from there when the very same figure is asked for
+        again. The key: the drawing function (and, for a study's, its module's source), the
+        frames and options, the gbstats source and package versions (as for fits:
+        `gbstats.mixed.fit_cache.call_key`), matplotlib's version, the name and the
+        SIMULATED marking; not the caption, which is not in the image. A warm study run then
+        neither draws nor imports matplotlib (about 2.5 s of the main job's warm run on the
+        2-core machine, issue 41). What the key cannot see is a font installed since
+        (matplotlib would pick another one): --no-cache redraws."""
+        import importlib.metadata
+
+        from gbstats.mixed.fit_cache import canonical, cached_value
+
+        self._check_name(name, "figure", {p.stem for p in self.figure_paths})
+        simulated = self.simulated if simulated is None else simulated
+        options = dict(draw_options or {})
+        formats = ("png", "pdf") if pdf else ("png",)
+        target = self.out_dir / "figures" / f"{name}.png"
+
+        def render() -> dict[str, bytes]:
+            self._save_figure(name, draw(*frames, **options), simulated, pdf)
+            return {f: target.with_suffix(f".{f}").read_bytes() for f in formats}
+
+        files, reused = cached_value(
+            draw, canonical({"frames": list(frames), "options": options, "figure": {
+                "name": name, "simulated": bool(simulated),
+                "formats": list(formats), "house_simulated_mark": SIMULATED,
+                "matplotlib": importlib.metadata.version("matplotlib")}}),
+            render, cache_dir=cache_dir, use_cache=use_cache, prefix="figure")
+        if reused:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            for suffix, content in files.items():
+                target.with_suffix(f".{suffix}").write_bytes(content)
+        return self._show_figure(name, caption, simulated, pdf)
+
+    def _show_figure(self, name: str, caption: str, simulated: bool, pdf: bool) -> Path:
+        """Show figures/<name>.png (written) in report.md and list it for results.json."""
+        path = self.out_dir / "figures" / f"{name}.png"
+        caption = self._mark(caption, simulated)
+        files = [f"figures/{name}.png"] + ([f"figures/{name}.pdf"] if pdf else [])
         also = f" ([PDF](figures/{name}.pdf))" if pdf else ""
         self.blocks.append(f"![{CONTROL_CHARS.sub(' ', caption)}](figures/{name}.png)\n\n"
                            f"*Figure: {caption}*{also}\n")

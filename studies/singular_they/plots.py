@@ -41,9 +41,9 @@ def effects_frame(side_by_side: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_effects_figure(report, side_by_side: pd.DataFrame, model: str, *,
-                         simulated: bool) -> None:
+                         simulated: bool, cache: dict | None = None) -> None:
     """figures/singular_they_effects.png (and .pdf); `simulated` when people's ratings are
-    the simulated panel."""
+    the simulated panel; `cache` the run's cache settings (kept files of the same figure)."""
     from gbstats.report.effects_figure import ONE_COLUMN, report_effects_figure
 
     frame = effects_frame(side_by_side)
@@ -59,4 +59,4 @@ def write_effects_figure(report, side_by_side: pd.DataFrame, model: str, *,
         simulated=simulated, width=ONE_COLUMN, sharex=False,
         xlabel="difference between the two levels",
         title=f"Closeness and gender marking: {people} and {model}",
-        side_labels={"people": people, "model": "the model"})
+        side_labels={"people": people, "model": "the model"}, cache=cache)

@@ -150,6 +150,73 @@ def test_a_study_report_gets_the_png_the_pdf_and_a_record(tmp_path):
                               title="t", xlabel="x")
 
 
+# --- a figure drawn once and written from the cache after (StudyReport.drawn_figure) --------
+
+DRAWN: list[int] = []
+
+
+def _counted_draw(effects, **options):
+    """effects_figure, counting its calls: whether a report drew the figure or wrote it from
+    the cache is what these tests are about."""
+    DRAWN.append(1)
+    return effects_figure(effects, **options)
+
+
+def _drawn(out, effects, *, cache, simulated=False, caption="Headline effects",
+           title="Headline effects", use_cache=True):
+    from gbstats.report.study_report import StudyReport
+
+    report = StudyReport("demo", out, "Demo", simulated=simulated)
+    before = len(DRAWN)
+    png = report.drawn_figure("demo_effects", _counted_draw, [effects], caption, pdf=True,
+                              simulated=simulated, cache_dir=cache, use_cache=use_cache,
+                              draw_options=dict(simulated=simulated, title=title,
+                                                xlabel="log-odds"))
+    report.write({"study": "demo"})
+    return png, len(DRAWN) > before
+
+
+def test_a_figure_asked_for_again_is_written_from_the_cache_byte_for_byte(tmp_path):
+    # issue 41: drawing and saving the main job's two figures, and importing matplotlib for
+    # them, was about 2.5 s of its warm run
+    import json
+
+    cache = tmp_path / "cache"
+    first, drew = _drawn(tmp_path / "a", _effects(), cache=cache)
+    assert drew
+    again, drew = _drawn(tmp_path / "b", _effects(), cache=cache)
+    assert not drew
+    for suffix in (".png", ".pdf"):
+        assert again.with_suffix(suffix).read_bytes() == first.with_suffix(suffix).read_bytes()
+    # the report shows and lists it as a drawn one
+    assert ((tmp_path / "b" / "report.md").read_text().count("figures/demo_effects.png")
+            == (tmp_path / "a" / "report.md").read_text().count("figures/demo_effects.png"))
+    assert (json.loads((tmp_path / "b" / "results.json").read_text())["figures"]
+            == json.loads((tmp_path / "a" / "results.json").read_text())["figures"])
+    # a new caption is not a new image: the kept files, under the new caption
+    _, drew = _drawn(tmp_path / "c", _effects(), cache=cache, caption="Other words")
+    assert not drew and "Other words" in (tmp_path / "c" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("change", ["value", "title", "simulated", "no cache"])
+def test_anything_the_image_shows_draws_it_again(tmp_path, change):
+    cache = tmp_path / "cache"
+    first, _ = _drawn(tmp_path / "a", _effects(), cache=cache)
+    effects, options = _effects(), {}
+    if change == "value":
+        effects.loc[0, "estimate"] += 0.01
+    elif change == "title":
+        options["title"] = "Other effects"
+    elif change == "simulated":
+        options["simulated"] = True
+    else:
+        options["use_cache"] = False
+    again, drew = _drawn(tmp_path / "b", effects, cache=cache, **options)
+    assert drew
+    if change != "no cache":
+        assert again.read_bytes() != first.read_bytes()
+
+
 # --- a report folder's figures read back (gbstats.report.report_figures) --------------------
 
 def _report_with_figures(tmp_path, simulated=False):

@@ -83,15 +83,20 @@ def test_the_report_says_how_many_attempts_a_twin_took_and_what_stopped_it():
     assert twin_attempts_text({"converged": True}) == ""  # a record from before the loop
 
 
-def study_times_module():
+def benchmark_module(file: str = "study_times.py", name: str = "study_times"):
+    """A script of benchmarks/ loaded as a module (benchmarks/ is not a package)."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "study_times.py"
-    spec = importlib.util.spec_from_file_location("study_times", path)
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / file
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def study_times_module():
+    return benchmark_module()
 
 
 def test_a_missed_target_is_explained_by_the_largest_measured_part():
@@ -230,14 +235,7 @@ def test_a_cold_run_past_five_minutes_is_judged_by_its_scoring_against_its_flop_
 
 
 def _main_job_benchmark():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "singular_they.py"
-    spec = importlib.util.spec_from_file_location("bench_singular_they", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("singular_they.py", "bench_singular_they")
 
 
 def test_the_main_job_benchmark_keeps_the_record_it_replaces(tmp_path):
