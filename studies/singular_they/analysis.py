@@ -309,6 +309,17 @@ def stage_mann_whitney(human: pd.DataFrame, exclusions=None) -> pd.DataFrame:
     return out[first]
 
 
+def stage_mann_whitney_with_log(human: pd.DataFrame):
+    """(`stage_mann_whitney`'s table, the ExclusionLog of what it left out): a pure function
+    of the panel, so that the fit cache can keep both (`cached_call`) and a warm run neither
+    repeats the tests' bootstraps nor imports pingouin, which imports seaborn and pyplot
+    (about 1 s); the caller adds the log to the run's."""
+    from gbstats.exclusions import ExclusionLog
+
+    log = ExclusionLog()
+    return stage_mann_whitney(human, exclusions=log), log
+
+
 def human_model_rows(human: pd.DataFrame, stimuli: pd.DataFrame) -> pd.DataFrame:
     """Human trials in the 4 bold conditions, with the design indicators."""
     design = stimuli[["item", "frame", "antecedent_type", "close", "gendered"]]

@@ -170,7 +170,9 @@ def fit(run, s):
     (s.correlations, s.comparisons), _ = cached_call(
         A.alignment_correlations, s.scored, s.human, n_boot=args.n_boot, seed=run.seed,
         **run.cache)
-    s.mann_whitney = A.stage_mann_whitney(s.human, exclusions=run.log)
+    (s.mann_whitney, left_out), _ = cached_call(A.stage_mann_whitney_with_log, s.human,
+                                                **run.cache)
+    run.log.extend(left_out)
     AL.fit_rq2(run, s)
 
     say("[3/5] fitting surprisal ~ close + gendered + (1|frame)")
@@ -259,14 +261,17 @@ def report(run, report, s) -> None:
     # one figure, in bits: a "constant minus surprisal" twin of it (the paper's) showed the
     # same numbers shifted by an arbitrary constant, so its bar lengths meant nothing
     within = A.surprisal_within_items(scored)
-    report.figure("surprisal_by_type", A.plot_by_type(
-        within, "surprisal of the target form (bits)",
-        f"{described_as(lm.name, lm.model_id)}: surprisal of the target form by antecedent type"),
-        "Surprisal of the target form by antecedent type, mean over items with 95% "
-        f"within-item intervals ({int(within['n'].max())} frames carry all eight animate "
-        "types; Cousineau's normalisation with Morey's 2008 correction); the inanimate "
-        "controls are other sentences, so their interval is between items; lower is more "
-        "expected")
+    caption = ("Surprisal of the target form by antecedent type, mean over items with 95% "
+               f"within-item intervals ({int(within['n'].max())} frames carry all eight "
+               "animate types; Cousineau's normalisation with Morey's 2008 correction); the "
+               "inanimate controls are other sentences, so their interval is between items; "
+               "lower is more expected")
+    title = (f"{described_as(lm.name, lm.model_id)}: surprisal of the target form by "
+             "antecedent type")
+    # drawn once: a rerun writes the files kept from the run that drew it (issue 41)
+    report.drawn_figure("surprisal_by_type", A.plot_by_type, [within], caption,
+                        draw_options=dict(ylabel="surprisal of the target form (bits)",
+                                          title=title), **run.cache)
     n_bold = int(A.close_gendered_rows(scored).shape[0])
     words = {"surprisal_they": "the they-form's surprisal", "surprisal": "the they-form's "
              "surprisal", "gendered": "gender marking", "close": "closeness"}
@@ -339,7 +344,7 @@ def report(run, report, s) -> None:
                             "nats, +1/−1 in the data), people's the sum-coded model of ratings; "
                             "compare signs and patterns, not sizes."])
         write_effects_figure(report, both, described_as(lm.name, lm.model_id),
-                             simulated=simulated)
+                             simulated=simulated, cache=run.cache)
 
 
 # Issue 31 (reviewer point 6): the two sides measure different things, said once, plainly.

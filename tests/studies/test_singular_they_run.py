@@ -253,29 +253,37 @@ def test_rerun_reuses_unchanged_fits_and_says_so(default_run, tmp_path):
     assert "alignment mixed model (linguistic stage) [pymc]" in report
 
 
-def test_a_warm_run_in_a_fresh_process_does_not_import_arviz(default_run, tmp_path):
-    # issue 41: unpickling the four cached twins' posteriors imported ArviZ (about 2 s on
-    # the 2-core machine, in the background thread, holding the GIL), though no step of a
-    # warm run reads the draws; the fit cache now unpickles a posterior when it is read
+def test_a_warm_run_in_a_fresh_process_imports_neither_arviz_nor_pingouin_nor_matplotlib(
+        default_run, tmp_path):
+    # issue 41: a warm run's avoidable imports, about 4 s of its 8 on the 2-core machine:
+    # ArviZ to unpickle the four cached twins' posteriors (no step of a warm run reads the
+    # draws); pingouin (with seaborn and pyplot) for Mann-Whitney tests and Holm corrections
+    # whose tables the cache holds; matplotlib to draw figures the cache holds
     import subprocess
     import sys
 
-    _, results, cache = default_run
-    argv = ["--out", str(tmp_path / "again"), *TWIN_FLAGS, "--n-boot", "50",
-            "--alignment-twin", "--cache-dir", str(cache)]
+    first, results, cache = default_run
+    out = tmp_path / "again"
+    argv = ["--out", str(out), *TWIN_FLAGS, "--n-boot", "50", "--alignment-twin",
+            "--cache-dir", str(cache)]
     script = ("import sys\nfrom studies.singular_they.run import main\n"
               f"rc = main({argv!r})\n"
-              "print(rc, 'arviz' in sys.modules)\n")
+              "print(rc, *(name in sys.modules for name in ('arviz', 'pingouin', "
+              "'matplotlib')))\n")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().splitlines()[-1] == "0 False"
-    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert run.stdout.strip().splitlines()[-1] == "0 False False False"
+    again = json.loads((out / "results.json").read_text())
     reused = {f["name"]: f["reused"] for f in again["provenance"]["extra"]["timings"]["fits"]
               if f["bayes"]}
     assert len(reused) == 4 and all(reused.values()), reused   # the twins came from the cache
-    for name in ("lmm_close_gendered", "human_model", "alignment_lmm"):   # pymc rows too
+    for name in ("lmm_close_gendered", "human_model", "alignment_lmm", "mann_whitney"):
         assert again["tables"][name] == results["tables"][name], name
+    assert again["exclusions"] == results["exclusions"]   # the Mann-Whitney tests' too
+    assert any(e["stage"] == "mann_whitney" and e["n"] > 0 for e in again["exclusions"])
+    for figure in (first / "figures").iterdir():          # the first run's files, unchanged
+        assert (out / "figures" / figure.name).read_bytes() == figure.read_bytes(), figure.name
 
 
 def test_the_alignment_twin_is_asked_for_by_name(default_run, tmp_path):
