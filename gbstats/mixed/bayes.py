@@ -740,6 +740,7 @@ def _require_engines() -> None:
             f"fit_bayes needs bambi, PyMC and ArviZ ({exc.name} is missing); "
             "install them with `pip install gbstats[bayes]`") from exc
     keep_numba_sources_private()
+    plain_numba_slice_error()
 
 
 NUMBA_SOURCES_PREFIX = "gbstats-numba-sources-"
@@ -798,6 +799,53 @@ def keep_numba_sources_private() -> Path | None:
     atexit.register(shutil.rmtree, folder, True)
     _numba_sources = folder
     return folder
+
+
+_slice_error_plain = False
+
+
+def plain_numba_slice_error() -> bool:
+    """Compile numba's slice-assignment shape check with a fixed message, as numba does for
+    its other targets, instead of its CPU message built with f-strings from both shapes.
+
+    nutpie's compiled logp copies the gradient with `out[...] = grad`. numba lowers every
+    slice assignment with a branch that raises on a shape mismatch, and on the CPU that
+    branch formats both shapes into the message: numba compiles its string formatting
+    (str of integers, join, f-strings) for it, once per process and never from its disk
+    cache, since nutpie's function cannot be cached. Measured on the 2-core machine
+    (issue 41): 3.8 s for a lone `a[...] = b` in a fresh process against 0.3 s with this
+    message; nutpie's compilation of singular_they's model twin went from 10.6 s to
+    7.0 s, most of every Bayesian fit in a fresh process. The branch is never taken there
+    (nutpie checks the dimensions before the copy), and the compiled code's arithmetic is
+    the same: the draws are the same bits (tests/stats/test_bayes.py). Only where some
+    other numba code in the process assigns a slice of the wrong shape does its
+    ValueError now read "cannot assign slice from input of different size" without the
+    two shapes. Returns whether numba's check was replaced (False where numba is missing
+    or no longer has it)."""
+    global _slice_error_plain
+    if _slice_error_plain:
+        return True
+    try:
+        import numba.np.arrayobj as arrayobj
+        from numba.extending import overload
+    except ImportError:
+        return False
+    if not callable(getattr(arrayobj, "raise_with_shape_context", None)):
+        return False  # a numba that checks shapes otherwise: nothing to replace
+
+    def raise_with_shape_context(src_shapes, index_shape):
+        """A stub numba compiles through the overload below."""
+
+    @overload(raise_with_shape_context)
+    def _plain_message(src_shapes, index_shape):
+        def impl(src_shapes, index_shape):
+            raise ValueError("cannot assign slice from input of different size")
+        return impl
+
+    # fancy_setslice reads the module's global when it lowers a slice assignment
+    arrayobj.raise_with_shape_context = raise_with_shape_context
+    _slice_error_plain = True
+    return True
 
 
 # A twin's refits (`gbstats.mixed.fitting.fit_bayes_twin`) rebuild the very model the attempt

@@ -497,3 +497,88 @@ def test_bad_sampler_settings_are_refused_before_sampling(small):
         fit_bayes("surprisal ~ close + (1|frame)", small, mass_matrix="dense")
     with pytest.raises(GbstatsError, match="widening factor must be positive"):
         fit_bayes("surprisal ~ close + (1|frame)", small, prior_widen=0)
+
+
+# --------------------------------------------------------------------------
+# numba's slice-assignment check with a plain message (gbstats.mixed.bayes.plain_numba_slice_error)
+
+SLICE_CHECK = """
+import sys
+import numpy as np
+from gbstats.mixed.bayes import _require_engines
+_require_engines()
+import numba
+import numba.np.arrayobj as arrayobj
+assert arrayobj.raise_with_shape_context.__module__ == "gbstats.mixed.bayes"
+
+@numba.njit
+def copy_into(out, values):
+    out[...] = values
+    return out
+
+assert copy_into(np.zeros(3), np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+try:
+    copy_into(np.zeros(3), np.arange(2.0))
+except ValueError as error:
+    print(error)
+else:
+    sys.exit("a slice of the wrong shape was assigned")
+"""
+
+
+def test_fitting_compiles_numbas_slice_check_with_a_plain_message():
+    """What a Bayesian fit's set-up changes in numba: slice assignment still copies, and a
+    wrong shape still raises a ValueError, with numba's message for its other targets."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SLICE_CHECK], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == \
+        "cannot assign slice from input of different size"
+
+
+SAME_DRAWS = """
+import sys
+import numpy as np
+import pandas as pd
+from gbstats.mixed.bayes import _require_engines, plain_numba_slice_error
+import gbstats.mixed.bayes as bayes
+bayes.plain_numba_slice_error = lambda: False   # _require_engines leaves numba as it is
+_require_engines()
+if sys.argv[1] == "plain":
+    assert plain_numba_slice_error()
+import bambi as bmb
+import nutpie
+rng = np.random.default_rng(3)
+frame = np.repeat(np.arange(12), 4)
+data = pd.DataFrame({"frame": [f"f{i}" for i in frame],
+                     "close": np.tile(["close", "distant"], 24),
+                     "y": rng.normal(size=48) + rng.normal(size=12)[frame]})
+model = bmb.Model("y ~ close + (1|frame)", data)
+model.build()
+compiled = nutpie.compile_pymc_model(model.backend.model)
+trace = nutpie.sample(compiled, draws=100, tune=100, chains=1, seed=5, progress_bar=False)
+np.save(sys.argv[2], np.concatenate([trace.posterior[v].values.ravel()
+                                     for v in sorted(trace.posterior.data_vars)]))
+"""
+
+
+@pytest.mark.slow
+def test_the_plain_slice_check_leaves_nutpies_draws_the_same_bits(tmp_path):
+    """A model compiled and sampled in a fresh process with numba's own check, and in another
+    with the plain one, gives the same draws to the bit: only the never-taken error branch
+    differs."""
+    import subprocess
+    import sys
+
+    draws = {}
+    for how in ("numba", "plain"):
+        out = tmp_path / f"{how}.npy"
+        done = subprocess.run([sys.executable, "-c", SAME_DRAWS, how, str(out)],
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        draws[how] = np.load(out)
+    assert draws["numba"].size > 100
+    assert draws["numba"].tobytes() == draws["plain"].tobytes()
