@@ -234,7 +234,25 @@ def _torch():
         raise MissingDependencyError(
             f"language-model scoring needs torch and transformers ({exc}); "
             "install them with `pip install -e .[models]`") from exc
+    _without_sklearn_in_transformers()
     return torch
+
+
+def _without_sklearn_in_transformers() -> None:
+    """Tell transformers that scikit-learn is not installed, before its model classes load.
+
+    Every model class imports transformers' text generation, whose assisted decoding imports
+    scikit-learn's metrics (for one ROC curve) wherever scikit-learn is installed, as it is
+    here for pymer4: 1.6-3.3 s of imports in each process that loads a model, measured on
+    the 2-core machine (issue 41), for generation gbstats never runs. Where transformers'
+    generation code is already loaded (another library imported it first), nothing changes;
+    and a transformers without this flag is left as it is."""
+    import sys
+
+    flags = sys.modules.get("transformers.utils.import_utils")
+    if (flags is not None and "transformers.generation.candidate_generator" not in sys.modules
+            and isinstance(getattr(flags, "_sklearn_available", None), bool)):
+        flags._sklearn_available = False
 
 
 def resolve_device(device: str) -> str:

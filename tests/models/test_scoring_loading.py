@@ -64,3 +64,28 @@ def test_model_type_comes_from_the_loaded_config_when_not_given(tiny_bert):
 
     by_hand = LanguageModel("mine", "mine", "local", "masked", tiny_bert.model, tiny_bert.tokenizer)
     assert by_hand.model_type == tiny_bert.model.config.model_type == "bert"
+
+
+SKLEARN_CHECK = """
+import sys
+from models.causal import score_sentences
+# loads the tokenizer and the weights, and scores
+score_sentences(["The nurse said that they were tired."], lm=sys.argv[1], use_cache=False)
+print("sklearn" in sys.modules)
+"""
+
+
+def test_loading_a_model_imports_no_scikit_learn(tiny_gpt2_dir):
+    """transformers' model classes import scikit-learn's metrics for assisted generation
+    wherever it is installed (1.6-3.3 s a process); a process that loads a model to score
+    imports none of it (models.loading._without_sklearn_in_transformers)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("sklearn") is None:
+        pytest.skip("scikit-learn is not installed here: nothing to keep out")
+    done = subprocess.run([sys.executable, "-c", SKLEARN_CHECK, str(tiny_gpt2_dir)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
