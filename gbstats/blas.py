@@ -17,6 +17,8 @@ sets `blas__ldflags`, nothing is changed. `gbstats check` reports the state
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -98,3 +100,52 @@ def blas_status() -> tuple[bool, str]:
     linked = "CGemv" in ops and np.allclose(value, [0, 1, 2])
     source = {"user": "set by the user", "openblas": "set by gbstats"}.get(how, how)
     return linked, f"PyTensor blas__ldflags='{flags}' ({source}); BLAS ops used: {sorted(ops)}"
+
+
+# --------------------------------------------------------------------------
+# numpy's and scipy's own OpenBLAS: one thread for gbstats' numerical work
+#
+# numpy and scipy each bundle an OpenBLAS that starts a thread per core. gbstats' bootstraps
+# run thousands of small matrix products ((20 x 89) @ (89 x 335), say), each a parallel
+# region whose threads wait for one another, and a study runs its Bayesian twins' chains
+# on the cores beside them. Measured on the 2-core machine (issue 41):
+# - while a test run kept both cores busy, the per-item people replicates of
+#   singular_they's largest group took 6.9 s on two threads and 0.31 s on one, and the main
+#   job's correlation stage (its bootstraps) 66.7 s against 34.5 s;
+# - on the quiet machine, a cold run of the main job without twins took 36.6-37.2 s with
+#   two threads (41.6-42.0 s of CPU) and 29.6 s with one (25.9 s of CPU).
+# tests/stats/test_blas.py checks that one thread gives the kernels' tables to the bit.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@functools.lru_cache(maxsize=None)
+def _blas_controller(loaded: frozenset):
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """numpy's and scipy's BLAS on one thread inside the block (threadpoolctl), unless the
+    user set a thread count (BLAS_THREAD_VARIABLES), which is kept. The previous limits
+    come back at its end. The limit is the process's: threads started inside the block
+    (a twin's chains) share it."""
+    if any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        yield
+        return
+    # The controller lists the BLAS libraries loaded when it is made (a scan of the
+    # process's shared libraries, a few ms); scipy's own OpenBLAS loads with scipy.linalg,
+    # so one is made again once that has been imported.
+    loaded = frozenset(name for name in ("numpy", "scipy.linalg") if name in sys.modules)
+    with _blas_controller(loaded).limit(limits=1, user_api="blas"):
+        yield
+
+
+def on_one_blas_thread(function):
+    """Decorate a function to run inside `one_blas_thread`."""
+    @functools.wraps(function)
+    def limited(*args, **kwargs):
+        with one_blas_thread():
+            return function(*args, **kwargs)
+    return limited

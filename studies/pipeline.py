@@ -43,6 +43,7 @@ from typing import Any
 
 import pandas as pd
 
+from gbstats.blas import one_blas_thread
 from gbstats.cli import print_interrupted
 from gbstats.errors import GbstatsError
 from gbstats.exclusions import ExclusionLog
@@ -693,7 +694,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     from gbstats.mixed.fitting import reused_fits_note
     from gbstats.report.study_report import StudyReport
     from gbstats.report.files import check_output_folder, check_outside_output, staged_folder
-    from gbstats.report.provenance import provenance
+    from gbstats.report.provenance import prefetch_r_versions, provenance
 
     run = Run(study, args, command=command)
     if study.shortcut is not None and study.shortcut(run):
@@ -709,6 +710,7 @@ def _execute(study: Study, args: argparse.Namespace, command: str) -> dict | Non
     if len(ranked) > 1:
         for name in ranked:  # a model that cannot be loaded fails now, not after the study
             run.model(name)
+    prefetch_r_versions()  # R's versions for the provenance, asked for while the run works
     stores_before = fit_cache_snapshot()
     scored_before = scoring_totals()
     # The clean R server (gbstats.mixed.clean_process) takes about 8 s of one core to start.
@@ -818,7 +820,8 @@ def run_study(study: Study, argv: Sequence[str] | None = None, prog: str | None 
             args = study.build_parser(prog).parse_args(argv)
             check_twin_budget(args)
             # provenance records what a user types to run it again: `python -m studies.<name> ...`
-            _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
+            with one_blas_thread():  # the bootstraps and the twins' chains share the cores
+                _execute(study, args, shlex.join([*shlex.split(prog), *argv]))
     except GbstatsError as exc:
         if not INTERRUPTS.seen:  # else R failing on the interrupt it was sent: not an error
             print(f"studies.{study.name}: error: {exc}", file=sys.stderr)

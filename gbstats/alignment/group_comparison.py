@@ -53,6 +53,7 @@ from gbstats.alignment.ratings import check_n_resamples
 from gbstats.alignment.reliability import (GroupRatings, group_alignment, multinomial_weights,
                                            random_halves, rating_matrices, reliability_rows,
                                            weighted_correlation, weighted_item_means)
+from gbstats.blas import on_one_blas_thread
 from gbstats.errors import DataValidationError, check_probability
 
 # The default equivalence bound on the corrected-correlation scale: a difference in
@@ -182,6 +183,7 @@ def _corrected(r, rel_a, rel_b) -> np.ndarray:
         return np.where((rel_a > 0) & (rel_b > 0), r / np.sqrt(rel_a * rel_b), np.nan)
 
 
+@on_one_blas_thread  # thousands of small matrix products (gbstats.blas)
 def profile_agreement_from_matrices(groups: Sequence[GroupRatings], *, n_splits: int = 200,
                                     n_boot: int = 500, n_boot_splits: int = 20,
                                     confidence: float = 0.95, rng: np.random.Generator,

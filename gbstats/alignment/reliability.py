@@ -117,6 +117,7 @@ from scipy import stats
 from gbstats.alignment.ratings import (check_n_resamples, item_mean_matrices, ordered_levels,
                                        prepare_rating_frame, require_columns,
                                        require_no_missing)
+from gbstats.blas import on_one_blas_thread
 from gbstats.errors import DataValidationError, check_probability
 
 RELIABILITY_COLUMNS = ["group", "reliability", "noise_ceiling", "r", "r_corrected", "se",
@@ -677,6 +678,7 @@ def reliability_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
     return rel, raw
 
 
+@on_one_blas_thread  # thousands of small matrix products (gbstats.blas)
 def alignment_tables_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
                                    n_splits: int = 200, n_boot: int = 1000,
                                    n_var_boot: int = 200, n_boot_splits: int = 20,
@@ -987,6 +989,7 @@ def size_matched_r(x: np.ndarray, g: GroupRatings, item_weights: np.ndarray, siz
     return out
 
 
+@on_one_blas_thread  # thousands of small matrix products (gbstats.blas)
 def size_matched_from_matrices(x: np.ndarray, groups: Sequence[GroupRatings], *,
                                n_subsamples: int = 200, n_boot: int = 1000,
                                n_boot_subsamples: int = 5, confidence: float = 0.95,

@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import time
 import unicodedata
 from pathlib import Path
 
@@ -344,6 +345,30 @@ def test_provenance_records_what_produced_a_result(tmp_path):
     else:
         assert prov["r"]["R"] is None and "not found" in prov["r"]["note"]
     json.dumps(to_jsonable(prov), allow_nan=False)
+
+
+def test_prefetched_r_versions_start_r_once_and_give_the_same_answer(monkeypatch):
+    """A study asks Rscript for the versions in the background at its start
+    (prefetch_r_versions); provenance at its end waits for that answer rather than starting R
+    again, and gets what it would have got asking itself."""
+    from gbstats.report import provenance as module
+
+    module._r_versions_cached.cache_clear()
+    asked_directly = module.r_versions()
+    module._r_versions_cached.cache_clear()
+    started = []
+    real_run = module.subprocess.run
+
+    def counted_run(*args, **kwargs):
+        started.append(args[0][0])
+        time.sleep(0.3)  # R still starting when provenance asks
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(module.subprocess, "run", counted_run)
+    module.prefetch_r_versions()
+    assert module.r_versions() == asked_directly
+    assert len(started) == (1 if shutil.which("Rscript") else 0)
+    module._r_versions_cached.cache_clear()
 
 
 def test_provenance_rejects_a_bad_checksum_and_a_bad_model():

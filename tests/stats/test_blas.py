@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,3 +66,63 @@ print(fit.fit_stats["sampler"])
     done = _python(code)
     assert done.returncode == 0, done.stderr[-2000:]
     assert WARNING not in done.stderr
+
+
+# --- numpy's and scipy's own BLAS: one thread in the resampling kernels (issue 41) --------
+
+def _blas_threads() -> set[int]:
+    from threadpoolctl import threadpool_info
+
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_the_resampling_kernels_run_on_one_blas_thread_and_restore_it(monkeypatch):
+    from gbstats import blas
+
+    for variable in blas.BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    seen = []
+    limited = blas.on_one_blas_thread(lambda: seen.append(_blas_threads()) or 7)
+    before = _blas_threads()
+    assert limited() == 7
+    assert seen == [{1}]
+    assert _blas_threads() == before
+    # a count the user set is theirs: nothing is limited
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    seen.clear()
+    limited()
+    assert seen == [before]
+
+
+def test_one_blas_thread_gives_the_same_replicates_to_the_bit(monkeypatch):
+    """The alignment kernels' tables with numpy's BLAS on every core and on one: equal to
+    the bit, so the limit changes how fast, never what (on this machine: 2 cores)."""
+    from threadpoolctl import threadpool_limits
+
+    from gbstats import blas
+    from gbstats.alignment.group_comparison import profile_agreement_from_matrices
+    from gbstats.alignment.reliability import (alignment_tables_from_matrices,
+                                               size_matched_from_matrices)
+    from gbstats.alignment.simulation import simulate_alignment_panel
+
+    for variable in blas.BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    x, groups = simulate_alignment_panel({"small": 16, "large": 89}, 0.35, n_items=335,
+                                         sd_slope=0.2, items_per_person=55, seed=11)
+    runs = {
+        "alignment": lambda f, rng: f(x, groups, n_splits=20, n_boot=60, n_var_boot=60,
+                                      n_boot_splits=20, rng=rng),
+        "profile": lambda f, rng: f(groups, n_splits=20, n_boot=60, n_boot_splits=20, rng=rng),
+        "size_matched": lambda f, rng: f(x, groups, n_subsamples=20, n_boot=60,
+                                         n_boot_subsamples=3, rng=rng)}
+    kernels = {"alignment": alignment_tables_from_matrices,
+               "profile": profile_agreement_from_matrices,
+               "size_matched": size_matched_from_matrices}
+    for name, run in runs.items():
+        one = run(kernels[name], np.random.default_rng(5))
+        with threadpool_limits(limits=os.cpu_count(), user_api="blas"):
+            every = run(kernels[name].__wrapped__, np.random.default_rng(5))
+        for a, b in zip(one if isinstance(one, tuple) else (one,),
+                        every if isinstance(every, tuple) else (every,)):
+            if a is not None:
+                pd.testing.assert_frame_equal(a, b, check_exact=True, obj=name)

@@ -69,6 +69,27 @@ def test_runner_writes_report_results_csv_and_exclusions(tmp_path):
     assert "- a note" in (out / "report.md").read_text()
 
 
+def test_a_study_runs_its_steps_on_one_blas_thread(tmp_path, monkeypatch):
+    """numpy's and scipy's BLAS on one thread through every step (gbstats.blas: the
+    bootstraps and the twins' chains share the cores), as before once the run ends."""
+    from threadpoolctl import threadpool_info
+
+    from gbstats.blas import BLAS_THREAD_VARIABLES
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    for variable in BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    seen = []
+    study = Study(name="tiny", title="Tiny", description="a test study", model="optional",
+                  bayes=False, load=lambda run, _: seen.append(blas_threads()),
+                  report=lambda run, report, state: seen.append(blas_threads()))
+    before = blas_threads()
+    assert study.main(["--model", "none", "--out", str(tmp_path / "t")]) == 0
+    assert seen == [{1}, {1}] and blas_threads() == before
+
+
 @pytest.mark.parametrize("error", [DataValidationError("bad cell", source="f.tsv", row=3),
                                    JoinError("a join lost rows")])
 def test_expected_failures_give_one_line_and_exit_2(tmp_path, capsys, error):
