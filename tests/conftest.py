@@ -83,6 +83,26 @@ def r_available() -> bool:
     return True
 
 
+def pytest_configure(config):
+    """numpy's and scipy's BLAS on one thread in every test process (gbstats.blas), unless
+    the user set a count. make test runs two xdist workers on a 2-core machine, so a BLAS
+    thread per core in each is two threads per core, and small products on threads that
+    wait for each other collapse under load: three of the bootstrap test files took 97.5 s
+    (135 s of CPU) on two workers with two BLAS threads each, 81.7 s (111 s) with one
+    (issue 41). The studies' own runs limit themselves (studies.pipeline); this covers
+    what the tests compute in their own process. The libraries are loaded first, since
+    threadpoolctl limits only those already loaded."""
+    from gbstats.blas import BLAS_THREAD_VARIABLES
+
+    if any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        return
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("needs_r") and not r_available():
         _skip_or_fail("R with lme4 and pymer4 are not installed (run `make setup` as root, "

@@ -72,7 +72,7 @@ def test_runner_writes_report_results_csv_and_exclusions(tmp_path):
 def test_a_study_runs_its_steps_on_one_blas_thread(tmp_path, monkeypatch):
     """numpy's and scipy's BLAS on one thread through every step (gbstats.blas: the
     bootstraps and the twins' chains share the cores), as before once the run ends."""
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from gbstats.blas import BLAS_THREAD_VARIABLES
 
@@ -85,9 +85,11 @@ def test_a_study_runs_its_steps_on_one_blas_thread(tmp_path, monkeypatch):
     study = Study(name="tiny", title="Tiny", description="a test study", model="optional",
                   bayes=False, load=lambda run, _: seen.append(blas_threads()),
                   report=lambda run, report, state: seen.append(blas_threads()))
-    before = blas_threads()
-    assert study.main(["--model", "none", "--out", str(tmp_path / "t")]) == 0
-    assert seen == [{1}, {1}] and blas_threads() == before
+    # two threads going in (the test processes run on one: tests/conftest.py), so that a
+    # runner that left them alone would fail
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert study.main(["--model", "none", "--out", str(tmp_path / "t")]) == 0
+        assert seen == [{1}, {1}] and blas_threads() == {2}
 
 
 @pytest.mark.parametrize("error", [DataValidationError("bad cell", source="f.tsv", row=3),
